@@ -1,0 +1,13 @@
+"""spare_fast: the scheduling core of SPARe (stacked parallelism with adaptive reordering).
+
+SPARe keeps a synchronous data-parallel training job running through group failures: every
+data-parallel group holds a stack of ``r`` redundant shard types, and after each failure the
+controller (ReCtlr) reorders the survivors' stacks so that every shard type is still computed
+each step, at the smallest stack depth and with the fewest moves.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,3 @@
+from spare_fast.cli import main
+
+raise SystemExit(main())

@@ -5,6 +5,7 @@
 // iterative DFS (explicit stack, current-arc pointers) that augments a maximal set of
 // left-disjoint shortest paths. The DFS stack holds at most one entry per BFS layer, so its
 // size is bounded by the number of left vertices whatever the degrees or duplicate entries.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -155,15 +156,25 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   const std::size_t n_left = indptr.size - 1;
   const std::size_t n_right = capacity.size;
 
-  // A right vertex never holds more left vertices than it has entries, so clamping the
-  // capacity to its entry count changes nothing and bounds the slot storage by E.
+  // A right vertex never holds more left vertices than n_left, nor more than it has entries,
+  // so clamping its capacity to either changes nothing. Clamping to n_left is free; when the
+  // slots would still outnumber E + n_left, count entries too so that storage stays O(V + E).
   std::vector<Index> cap(n_right, 0);
-  for (std::size_t k = 0; k < indices.size; ++k) ++cap[as_size(indices[k])];
-  std::vector<Index> slot_start(n_right + 1, 0);
+  std::int64_t total = 0;
   for (std::size_t j = 0; j < n_right; ++j) {
-    if (capacity[j] < static_cast<std::int64_t>(cap[j])) cap[j] = static_cast<Index>(capacity[j]);
-    slot_start[j + 1] = slot_start[j] + cap[j];
+    const std::int64_t c = std::min<std::int64_t>(capacity[j], static_cast<std::int64_t>(n_left));
+    cap[j] = static_cast<Index>(c);
+    total += c;
   }
+  const auto slot_limit = std::min<std::int64_t>(static_cast<std::int64_t>(indices.size + n_left),
+                                                 std::numeric_limits<Index>::max());
+  if (total > slot_limit) {
+    std::vector<Index> degree(n_right, 0);
+    for (std::size_t k = 0; k < indices.size; ++k) ++degree[as_size(indices[k])];
+    for (std::size_t j = 0; j < n_right; ++j) cap[j] = std::min(cap[j], degree[j]);
+  }
+  std::vector<Index> slot_start(n_right + 1, 0);
+  for (std::size_t j = 0; j < n_right; ++j) slot_start[j + 1] = slot_start[j] + cap[j];
   // slots[slot_start[j] .. slot_start[j] + load[j]) lists the left vertices assigned to j.
   std::vector<Index> slots(as_size(slot_start[n_right]));
   std::vector<Index> load(n_right, 0);

@@ -143,7 +143,9 @@ def hopcroft_karp(
     )
 
 
-def max_b_matching(indptr: npt.ArrayLike, indices: npt.ArrayLike, capacity: npt.ArrayLike) -> np.ndarray:
+def max_b_matching(
+    indptr: npt.ArrayLike, indices: npt.ArrayLike, capacity: npt.ArrayLike
+) -> np.ndarray:
     """Maximum bipartite b-matching: right vertex ``j`` takes up to ``capacity[j]`` left vertices.
 
     Parameters

@@ -46,7 +46,9 @@ def check_feasible(n, tail, head, capacity, cost, supply, r: MinCostFlowResult) 
     if r.status == MinCostFlowStatus.OPTIMAL:
         assert np.array_equal(net, supply)
     else:
-        assert np.all(np.where(supply >= 0, (net >= 0) & (net <= supply), (net <= 0) & (net >= supply)))
+        assert np.all(
+            np.where(supply >= 0, (net >= 0) & (net <= supply), (net <= 0) & (net >= supply))
+        )
     assert r.total_cost == int(np.dot(r.flow, cost))
     assert r.flow_value == int(net[net > 0].sum())
 
@@ -148,7 +150,12 @@ def test_larger_random_networks_match_ortools():
 
 def test_empty_network_is_optimal():
     r = min_cost_flow(0, [], [], [], [], [])
-    assert (r.status, r.total_cost, r.flow_value, r.flow.size) == (MinCostFlowStatus.OPTIMAL, 0, 0, 0)
+    assert (r.status, r.total_cost, r.flow_value, r.flow.size) == (
+        MinCostFlowStatus.OPTIMAL,
+        0,
+        0,
+        0,
+    )
 
 
 def test_nodes_without_arcs_and_zero_supply_are_optimal():
@@ -190,7 +197,12 @@ def test_overflow_in_potentials():
 
 
 def test_status_enum_is_an_int_enum_with_ortools_like_names():
-    assert [s.name for s in MinCostFlowStatus] == ["OPTIMAL", "INFEASIBLE", "UNBALANCED", "OVERFLOW"]
+    assert [s.name for s in MinCostFlowStatus] == [
+        "OPTIMAL",
+        "INFEASIBLE",
+        "UNBALANCED",
+        "OVERFLOW",
+    ]
     assert MinCostFlowStatus.OPTIMAL == 0
 
 

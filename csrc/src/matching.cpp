@@ -36,6 +36,94 @@ void check_csr(Span<std::int32_t> indptr, Span<std::int32_t> indices, std::int64
 
 std::size_t as_size(std::int32_t v) { return static_cast<std::size_t>(v); }
 
+// Karp-Sipser-style initial b-matching, for graphs on which first fit leaves many left
+// vertices free (random sparse graphs; SPARe graphs never need it). A free left vertex with a
+// single usable right vertex takes it first: some maximum b-matching does the same, so the
+// rule never costs a later augmentation. Otherwise left vertices go in increasing degree
+// order to the neighbour with the most room left. "Usable" counts CSR entries whose right
+// vertex still has room; a right vertex that fills up lowers the count of its free
+// neighbours through the transposed adjacency. O(V + E).
+void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
+                      const std::vector<Index>& cap, const std::vector<Index>& slot_start,
+                      std::vector<Index>& load, std::vector<Index>& slots,
+                      std::vector<Index>& mate) {
+  const std::size_t n_left = mate.size();
+  const std::size_t n_right = cap.size();
+  std::fill(load.begin(), load.end(), 0);
+  std::fill(mate.begin(), mate.end(), -1);
+  std::vector<Index> rstart(n_right + 1, 0);
+  std::vector<Index> usable(n_left, 0);
+  Index max_degree = 0;
+  for (std::size_t u = 0; u < n_left; ++u) {
+    for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
+      const std::size_t j = as_size(indices[as_size(k)]);
+      if (cap[j] > 0) {
+        ++rstart[j + 1];
+        ++usable[u];
+      }
+    }
+    max_degree = std::max(max_degree, usable[u]);
+  }
+  for (std::size_t j = 0; j < n_right; ++j) rstart[j + 1] += rstart[j];
+  std::vector<Index> radj(as_size(rstart[n_right]));
+  {
+    std::vector<Index> fill(rstart.begin(), rstart.end() - 1);
+    for (std::size_t u = 0; u < n_left; ++u) {
+      for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
+        const std::size_t j = as_size(indices[as_size(k)]);
+        if (cap[j] > 0) radj[as_size(fill[j]++)] = static_cast<Index>(u);
+      }
+    }
+  }
+  // Left vertices by increasing usable degree (counting sort: stable, deterministic).
+  std::vector<Index> bucket(as_size(max_degree) + 2, 0);
+  for (std::size_t u = 0; u < n_left; ++u) ++bucket[as_size(usable[u]) + 1];
+  for (std::size_t d = 1; d < bucket.size(); ++d) bucket[d] += bucket[d - 1];
+  std::vector<Index> order(n_left);
+  for (std::size_t u = 0; u < n_left; ++u) {
+    order[as_size(bucket[as_size(usable[u])]++)] = static_cast<Index>(u);
+  }
+  std::vector<Index> forced;  // free left vertices with one usable entry
+  for (std::size_t u = 0; u < n_left; ++u) {
+    if (usable[u] == 1) forced.push_back(static_cast<Index>(u));
+  }
+  auto assign = [&](Index u, Index j) {
+    const std::size_t sj = as_size(j);
+    slots[as_size(slot_start[sj] + load[sj]++)] = u;
+    mate[as_size(u)] = j;
+    if (load[sj] < cap[sj]) return;
+    for (Index r = rstart[sj]; r < rstart[sj + 1]; ++r) {
+      const Index w = radj[as_size(r)];
+      if (mate[as_size(w)] < 0 && --usable[as_size(w)] == 1) forced.push_back(w);
+    }
+  };
+  for (Index next : order) {
+    while (!forced.empty()) {
+      const Index u = forced.back();
+      forced.pop_back();
+      if (mate[as_size(u)] >= 0 || usable[as_size(u)] == 0) continue;
+      for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
+        const Index j = indices[as_size(k)];
+        if (load[as_size(j)] < cap[as_size(j)]) {
+          assign(u, j);
+          break;
+        }
+      }
+    }
+    if (mate[as_size(next)] >= 0 || usable[as_size(next)] == 0) continue;
+    Index best = -1;
+    Index room = 0;
+    for (Index k = indptr[as_size(next)]; k < indptr[as_size(next) + 1]; ++k) {
+      const Index j = indices[as_size(k)];
+      if (cap[as_size(j)] - load[as_size(j)] > room) {
+        room = cap[as_size(j)] - load[as_size(j)];
+        best = j;
+      }
+    }
+    if (best >= 0) assign(next, best);
+  }
+}
+
 }  // namespace
 
 std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int32_t> indices,
@@ -194,6 +282,14 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   std::vector<Index> free_left;
   for (std::size_t u = 0; u < n_left; ++u) {
     if (mate[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
+  }
+  if (free_left.size() > 64 && free_left.size() > n_left / 32) {
+    // First fit left too much for the phases: start over from a better initial b-matching.
+    karp_sipser_init(indptr, indices, cap, slot_start, load, slots, mate);
+    free_left.clear();
+    for (std::size_t u = 0; u < n_left; ++u) {
+      if (mate[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
+    }
   }
   std::vector<std::int32_t> level(n_left, kUnreached);
   // rlevel[j]: the left layer that scanned full right vertex j in this phase (kUnreached if

@@ -160,6 +160,46 @@ void test_b_matching_random() {
   }
 }
 
+// Larger graphs, where first fit leaves enough free vertices for the Karp-Sipser start:
+// the b-matching size must equal Hopcroft-Karp's on the slot-expanded graph.
+void test_b_matching_large_vs_expanded() {
+  std::mt19937 rng(4);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int n_left = 3000;
+    const int n_right = 1000 + 400 * trial;
+    I64 cap(static_cast<std::size_t>(n_right));
+    for (auto& c : cap) c = static_cast<std::int64_t>(rng() % 4);
+    I32 slot_start(static_cast<std::size_t>(n_right) + 1, 0);
+    for (std::size_t j = 0; j < cap.size(); ++j) {
+      slot_start[j + 1] = slot_start[j] + static_cast<std::int32_t>(cap[j]);
+    }
+    Csr g;
+    Csr expanded;
+    g.n_right = n_right;
+    expanded.n_right = slot_start.back();
+    g.indptr.push_back(0);
+    expanded.indptr.push_back(0);
+    for (int u = 0; u < n_left; ++u) {
+      const int deg = static_cast<int>(rng() % 5);
+      for (int k = 0; k < deg; ++k) {
+        const auto j = static_cast<std::int32_t>(rng() % static_cast<unsigned>(n_right));
+        g.indices.push_back(j);
+        for (std::int32_t s = slot_start[static_cast<std::size_t>(j)];
+             s < slot_start[static_cast<std::size_t>(j) + 1]; ++s) {
+          expanded.indices.push_back(s);
+        }
+      }
+      g.indptr.push_back(static_cast<std::int32_t>(g.indices.size()));
+      expanded.indptr.push_back(static_cast<std::int32_t>(expanded.indices.size()));
+    }
+    const I32 mate = sf::max_b_matching(span(g.indptr), span(g.indices), span(cap));
+    const I32 ref = sf::hopcroft_karp(span(expanded.indptr), span(expanded.indices),
+                                      expanded.n_right);
+    const I64 ones(static_cast<std::size_t>(expanded.n_right), 1);
+    CHECK(matching_size(g, mate, cap) == matching_size(expanded, ref, ones));
+  }
+}
+
 void test_b_matching_edge_cases() {
   const I32 zero{0};
   const I32 none;
@@ -426,6 +466,7 @@ int main() {
   test_hopcroft_karp_random();
   test_hopcroft_karp_edge_cases();
   test_b_matching_random();
+  test_b_matching_large_vs_expanded();
   test_b_matching_edge_cases();
   test_min_cost_flow_random();
   test_min_cost_flow_statuses();

@@ -49,20 +49,19 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                       std::vector<Index>& mate) {
   const std::size_t n_left = mate.size();
   const std::size_t n_right = cap.size();
-  std::fill(load.begin(), load.end(), 0);
-  std::fill(mate.begin(), mate.end(), -1);
+  // The loop below is bound by random memory accesses, so each side keeps one hot array:
+  // room[j] = capacity left at j, usable[u] = usable entries of free u (-1 once assigned).
+  std::vector<Index> room(cap);
   std::vector<Index> rstart(n_right + 1, 0);
   std::vector<Index> usable(n_left, 0);
-  Index max_degree = 0;
   for (std::size_t u = 0; u < n_left; ++u) {
     for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
       const std::size_t j = as_size(indices[as_size(k)]);
-      if (cap[j] > 0) {
+      if (room[j] > 0) {
         ++rstart[j + 1];
         ++usable[u];
       }
     }
-    max_degree = std::max(max_degree, usable[u]);
   }
   for (std::size_t j = 0; j < n_right; ++j) rstart[j + 1] += rstart[j];
   std::vector<Index> radj(as_size(rstart[n_right]));
@@ -71,57 +70,67 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
     for (std::size_t u = 0; u < n_left; ++u) {
       for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
         const std::size_t j = as_size(indices[as_size(k)]);
-        if (cap[j] > 0) radj[as_size(fill[j]++)] = static_cast<Index>(u);
+        if (room[j] > 0) radj[as_size(fill[j]++)] = static_cast<Index>(u);
       }
     }
-  }
-  // Left vertices by increasing usable degree (counting sort: stable, deterministic).
-  std::vector<Index> bucket(as_size(max_degree) + 2, 0);
-  for (std::size_t u = 0; u < n_left; ++u) ++bucket[as_size(usable[u]) + 1];
-  for (std::size_t d = 1; d < bucket.size(); ++d) bucket[d] += bucket[d - 1];
-  std::vector<Index> order(n_left);
-  for (std::size_t u = 0; u < n_left; ++u) {
-    order[as_size(bucket[as_size(usable[u])]++)] = static_cast<Index>(u);
   }
   std::vector<Index> forced;  // free left vertices with one usable entry
   for (std::size_t u = 0; u < n_left; ++u) {
     if (usable[u] == 1) forced.push_back(static_cast<Index>(u));
   }
+  std::fill(mate.begin(), mate.end(), -1);
   auto assign = [&](Index u, Index j) {
     const std::size_t sj = as_size(j);
-    slots[as_size(slot_start[sj] + load[sj]++)] = u;
+    slots[as_size(slot_start[sj] + cap[sj] - room[sj])] = u;
     mate[as_size(u)] = j;
-    if (load[sj] < cap[sj]) return;
+    usable[as_size(u)] = -1;
+    if (--room[sj] > 0) return;
     for (Index r = rstart[sj]; r < rstart[sj + 1]; ++r) {
-      const Index w = radj[as_size(r)];
-      if (mate[as_size(w)] < 0 && --usable[as_size(w)] == 1) forced.push_back(w);
+      Index& d = usable[as_size(radj[as_size(r)])];
+      if (d > 0 && --d == 1) forced.push_back(radj[as_size(r)]);
     }
   };
-  for (Index next : order) {
+  // Left vertices by increasing usable degree (counting sort: stable, deterministic); forced
+  // ones jump the queue.
+  Index max_degree = 0;
+  for (std::size_t u = 0; u < n_left; ++u) max_degree = std::max(max_degree, usable[u]);
+  std::vector<Index> order(n_left);
+  {
+    std::vector<Index> bucket(as_size(max_degree) + 2, 0);
+    for (std::size_t u = 0; u < n_left; ++u) ++bucket[as_size(usable[u]) + 1];
+    for (std::size_t d = 1; d < bucket.size(); ++d) bucket[d] += bucket[d - 1];
+    for (std::size_t u = 0; u < n_left; ++u) {
+      order[as_size(bucket[as_size(usable[u])]++)] = static_cast<Index>(u);
+    }
+  }
+  for (std::size_t i = 0; i <= n_left; ++i) {
     while (!forced.empty()) {
       const Index u = forced.back();
       forced.pop_back();
-      if (mate[as_size(u)] >= 0 || usable[as_size(u)] == 0) continue;
+      if (usable[as_size(u)] <= 0) continue;
       for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
         const Index j = indices[as_size(k)];
-        if (load[as_size(j)] < cap[as_size(j)]) {
+        if (room[as_size(j)] > 0) {
           assign(u, j);
           break;
         }
       }
     }
-    if (mate[as_size(next)] >= 0 || usable[as_size(next)] == 0) continue;
+    if (i == n_left) break;
+    const Index next = order[i];
+    if (usable[as_size(next)] <= 0) continue;
     Index best = -1;
-    Index room = 0;
+    Index most = 0;
     for (Index k = indptr[as_size(next)]; k < indptr[as_size(next) + 1]; ++k) {
       const Index j = indices[as_size(k)];
-      if (cap[as_size(j)] - load[as_size(j)] > room) {
-        room = cap[as_size(j)] - load[as_size(j)];
+      if (room[as_size(j)] > most) {
+        most = room[as_size(j)];
         best = j;
       }
     }
     if (best >= 0) assign(next, best);
   }
+  for (std::size_t j = 0; j < n_right; ++j) load[j] = cap[j] - room[j];
 }
 
 }  // namespace

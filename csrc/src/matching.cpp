@@ -247,7 +247,8 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
 std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                                          Span<std::int64_t> capacity) {
   for (std::size_t j = 0; j < capacity.size; ++j) {
-    check_nonnegative(index_name("capacity", j), capacity[j]);
+    // Build the name only for the culprit: a string per entry would dominate the solve.
+    if (capacity[j] < 0) check_nonnegative(index_name("capacity", j), capacity[j]);
   }
   check_csr(indptr, indices, static_cast<std::int64_t>(capacity.size));
   const std::size_t n_left = indptr.size - 1;

@@ -255,9 +255,10 @@ void validate(std::int64_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> 
                                 std::to_string(limit) + " (int32 residual arc ids)");
   }
   for (std::size_t a = 0; a < m; ++a) {
-    check_range(index_name("tail", a), tail[a], 0, n_nodes);
-    check_range(index_name("head", a), head[a], 0, n_nodes);
-    check_nonnegative(index_name("capacity", a), capacity[a]);
+    // Names are built only for the culprit: a string per arc would dominate the solve.
+    if (tail[a] < 0 || tail[a] >= n_nodes) check_range(index_name("tail", a), tail[a], 0, n_nodes);
+    if (head[a] < 0 || head[a] >= n_nodes) check_range(index_name("head", a), head[a], 0, n_nodes);
+    if (capacity[a] < 0) check_nonnegative(index_name("capacity", a), capacity[a]);
     if (cost[a] < 0) {
       throw std::invalid_argument(index_name("cost", a) + " = " + std::to_string(cost[a]) +
                                   " on arc " + std::to_string(a) + " (" +

@@ -371,6 +371,34 @@ bool Controller::assign_at_depth(std::int32_t s) {
       }
     }
   }
+  // Direct placements: a type whose cheapest alive holder has room goes there. Its potential
+  // becomes -cost, which keeps every reduced cost nonnegative (its other edges cost at least
+  // that much), so the flow stays min-cost for its value and SSP below stays exact. This
+  // handles the bulk of the types with no zero-cost holder without a search.
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    const auto ti = static_cast<std::size_t>(t);
+    if (assign_[ti] >= 0) continue;
+    std::int64_t best_cost = kInf;
+    std::int32_t best_group = -1;
+    bool best_has_room = false;
+    for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
+      const auto g = static_cast<std::size_t>(holder_[k]);
+      if (!alive_[g]) continue;
+      const std::int64_t c = cost_of_slot(static_cast<std::int64_t>(k));
+      const bool room = load_[g] < s;
+      if (c < best_cost || (c == best_cost && room && !best_has_room)) {
+        best_cost = c;
+        best_group = holder_[k];
+        best_has_room = room;
+      }
+    }
+    if (best_group >= 0 && best_has_room) {
+      assign_[ti] = best_group;
+      ++load_[static_cast<std::size_t>(best_group)];
+      pot_stamp_[ti] = pot_epoch_;
+      pot_[ti] = -best_cost;
+    }
+  }
   for (std::int32_t t = 0; t < n_types_; ++t) {
     if (assign_[static_cast<std::size_t>(t)] < 0 && !augment_from(t)) return false;
   }

@@ -164,6 +164,8 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   Decision d;
   full_solve(1);
   reorder_stacks(d);
+  initial_moves_ = d.moves;
+  initial_swaps_ = d.swaps;
   initial_stacks_ = stacks_;
   initial_assign_ = assign_;
   initial_depth_ = depth_;
@@ -625,10 +627,13 @@ Decision Controller::restart() {
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
   depth_ = initial_depth_;
   wiped_out_ = false;
+  // The decision restores the layout and reorders it as the initial decision did.
   Decision d;
   d.status = Status::kOk;
   d.depth = depth_;
-  d.phase = 0;
+  d.moves = initial_moves_;
+  d.swaps = initial_swaps_;
+  d.phase = d.swaps == 0 ? 0 : 2;
   d.full_solve = true;
   d.seconds = seconds_since(t0);
   return d;
@@ -756,6 +761,8 @@ std::string Controller::snapshot() const {
   w.put<std::uint8_t>(wiped_out_ ? 1 : 0);
   w.put<std::uint64_t>(events_);
   w.put<std::uint8_t>(unit_costs_ ? 1 : 0);
+  w.put<std::int64_t>(initial_moves_);
+  w.put<std::int64_t>(initial_swaps_);
   w.put_vec(initial_stacks_);
   w.put_vec(stacks_);
   w.put_vec(move_cost_);
@@ -792,6 +799,11 @@ Controller Controller::restore(const std::string& data) {
   const auto wiped = rd.get<std::uint8_t>("wiped_out");
   const auto events = rd.get<std::uint64_t>("events");
   const auto unit = rd.get<std::uint8_t>("unit_costs");
+  const auto initial_moves = rd.get<std::int64_t>("initial_moves");
+  const auto initial_swaps = rd.get<std::int64_t>("initial_swaps");
+  if (initial_moves < 0 || initial_swaps < 0) {
+    throw std::invalid_argument("snapshot: negative initial move count");
+  }
   if (n < 1 || h < 1 || static_cast<std::int64_t>(n) * h > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument("snapshot: bad shape " + std::to_string(n) + " x " +
                                 std::to_string(h));
@@ -897,6 +909,8 @@ Controller Controller::restore(const std::string& data) {
   c.initial_depth_ = initial_depth;
   c.wiped_out_ = wiped != 0;
   c.events_ = events;
+  c.initial_moves_ = initial_moves;
+  c.initial_swaps_ = initial_swaps;
   return c;
 }
 

@@ -162,6 +162,8 @@ class Controller {
   // Restart state: the initial decision, computed once.
   std::vector<std::int32_t> initial_assign_;
   std::int32_t initial_depth_ = 1;
+  std::int64_t initial_moves_ = 0;  // the initial decision's cost against the layout's order
+  std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
   std::vector<std::int64_t> dist_;

@@ -49,19 +49,24 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                       std::vector<Index>& mate) {
   const std::size_t n_left = mate.size();
   const std::size_t n_right = cap.size();
-  // The loop below is bound by random memory accesses, so each side keeps one hot array:
-  // room[j] = capacity left at j, usable[u] = usable entries of free u (-1 once assigned).
+  // The loop below is bound by random memory accesses, so each side keeps one small hot
+  // array: room[j] = capacity left at j; usable[u] = usable entries of free u, one byte so
+  // that it stays in cache (0: none or already assigned; kMany: too many to track, such a
+  // vertex is never forced, which only costs the heuristic).
+  constexpr std::uint8_t kMany = 255;
   std::vector<Index> room(cap);
   std::vector<Index> rstart(n_right + 1, 0);
-  std::vector<Index> usable(n_left, 0);
+  std::vector<std::uint8_t> usable(n_left, 0);
   for (std::size_t u = 0; u < n_left; ++u) {
+    Index count = 0;
     for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
       const std::size_t j = as_size(indices[as_size(k)]);
       if (room[j] > 0) {
         ++rstart[j + 1];
-        ++usable[u];
+        ++count;
       }
     }
+    usable[u] = static_cast<std::uint8_t>(std::min<Index>(count, kMany));
   }
   for (std::size_t j = 0; j < n_right; ++j) rstart[j + 1] += rstart[j];
   std::vector<Index> radj(as_size(rstart[n_right]));
@@ -83,20 +88,18 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
     const std::size_t sj = as_size(j);
     slots[as_size(slot_start[sj] + cap[sj] - room[sj])] = u;
     mate[as_size(u)] = j;
-    usable[as_size(u)] = -1;
+    usable[as_size(u)] = 0;
     if (--room[sj] > 0) return;
     for (Index r = rstart[sj]; r < rstart[sj + 1]; ++r) {
-      Index& d = usable[as_size(radj[as_size(r)])];
-      if (d > 0 && --d == 1) forced.push_back(radj[as_size(r)]);
+      std::uint8_t& d = usable[as_size(radj[as_size(r)])];
+      if (d > 0 && d < kMany && --d == 1) forced.push_back(radj[as_size(r)]);
     }
   };
   // Left vertices by increasing usable degree (counting sort: stable, deterministic); forced
   // ones jump the queue.
-  Index max_degree = 0;
-  for (std::size_t u = 0; u < n_left; ++u) max_degree = std::max(max_degree, usable[u]);
   std::vector<Index> order(n_left);
   {
-    std::vector<Index> bucket(as_size(max_degree) + 2, 0);
+    std::vector<Index> bucket(std::size_t{kMany} + 2, 0);
     for (std::size_t u = 0; u < n_left; ++u) ++bucket[as_size(usable[u]) + 1];
     for (std::size_t d = 1; d < bucket.size(); ++d) bucket[d] += bucket[d - 1];
     for (std::size_t u = 0; u < n_left; ++u) {
@@ -107,7 +110,7 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
     while (!forced.empty()) {
       const Index u = forced.back();
       forced.pop_back();
-      if (usable[as_size(u)] <= 0) continue;
+      if (usable[as_size(u)] == 0) continue;
       for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
         const Index j = indices[as_size(k)];
         if (room[as_size(j)] > 0) {
@@ -118,7 +121,7 @@ void karp_sipser_init(Span<std::int32_t> indptr, Span<std::int32_t> indices,
     }
     if (i == n_left) break;
     const Index next = order[i];
-    if (usable[as_size(next)] <= 0) continue;
+    if (usable[as_size(next)] == 0) continue;
     Index best = -1;
     Index most = 0;
     for (Index k = indptr[as_size(next)]; k < indptr[as_size(next) + 1]; ++k) {

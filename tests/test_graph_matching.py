@@ -108,6 +108,20 @@ def test_max_b_matching_medium_random_graphs_match_scipy_on_expanded_graph():
         )
 
 
+def test_max_b_matching_high_degree_rows_on_sparse_graph():
+    # Sparse enough that first fit leaves many free vertices (the Karp-Sipser start runs), with
+    # rows of 300+ entries (more than its one-byte degree counters track exactly).
+    rng = np.random.default_rng(19)
+    indptr, indices = random_bipartite(3000, 1000, 4000, seed=5)
+    heavy = rng.integers(0, 1000, size=(3, 300)).astype(np.int32)
+    indices = np.concatenate([indices, heavy.ravel()])
+    indptr = np.concatenate([indptr, indptr[-1] + 300 * np.arange(1, 4, dtype=np.int32)])
+    capacity = rng.integers(0, 3, size=1000)
+    e_indptr, e_indices, _, n_slots = expand_capacity(indptr, indices, capacity)
+    mate = max_b_matching(indptr, indices, capacity)
+    assert check_valid(indptr, indices, mate, capacity) == scipy_size(e_indptr, e_indices, n_slots)
+
+
 def test_hopcroft_karp_spare_instance_matches_scipy():
     g = spare_bipartite(2000, 8, failed_fraction=0.3, seed=5, layout="random")
     mate = hopcroft_karp(g.indptr, g.indices, g.n_alive)

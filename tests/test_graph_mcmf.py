@@ -321,3 +321,17 @@ def test_rejected_call_leaves_inputs_unchanged():
     with pytest.raises(ValueError):
         call(cost=cost)
     assert cost.tolist() == [0, -4]
+
+
+def test_concurrent_solves_from_threads_agree():
+    # The solve runs without the GIL and keeps no global state: threads may share inputs.
+    from concurrent.futures import ThreadPoolExecutor
+
+    g = spare_bipartite(3000, 10, failed_fraction=0.3, seed=12)
+    net = move_network(g, minimal_depth(g))
+    expected = min_cost_flow(*net)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda _: min_cost_flow(*net), range(8)))
+    for r in results:
+        assert r.total_cost == expected.total_cost
+        assert np.array_equal(r.flow, expected.flow)

@@ -27,9 +27,12 @@
 // Complexity
 // ----------
 // * hopcroft_karp: O(E sqrt(V)) time, O(V) extra memory besides the output.
-// * max_b_matching: O(E sqrt(V)) time: capacity-aware Hopcroft-Karp phases (shortest
-//   augmenting paths through full right vertices, vertex-disjoint on the left per phase).
-//   O(V + E) memory; right vertex j is never expanded into capacity[j] copies.
+// * max_b_matching: O((V + E) sqrt(n_left)) time: capacity-aware Hopcroft-Karp phases
+//   (shortest augmenting paths through full right vertices, disjoint on the left within a
+//   phase), each O(V + E); the phases mirror those of Hopcroft-Karp on the slot-expanded
+//   graph, so its phase bound carries over. O(V + E) memory: right vertex j is never expanded
+//   into capacity[j] copies. Greedy first fit, or a Karp-Sipser start (forced degree-1
+//   assignments first) when first fit leaves many left vertices free.
 // * min_cost_flow: primal-dual successive shortest paths. Each phase runs one Dijkstra
 //   (reduced costs with Johnson potentials, O(E log V)) and then a Dinic maximum flow on the
 //   admissible subgraph (residual arcs of zero reduced cost), so every shortest path of the

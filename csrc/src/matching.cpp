@@ -36,6 +36,16 @@ void check_csr(Span<std::int32_t> indptr, Span<std::int32_t> indices, std::int64
 
 std::size_t as_size(std::int32_t v) { return static_cast<std::size_t>(v); }
 
+// Whether first fit left enough work for the phases that a Karp-Sipser start pays off: the
+// gap between the matched count and the trivial bound min(left vertices with edges, slots)
+// exceeds max(64, n_left / 32). On SPARe graphs first fit reaches the bound and the gap is 0.
+bool worth_karp_sipser(std::size_t n_free, std::size_t n_with_edges, std::size_t n_slots,
+                       std::size_t n_left) {
+  const std::size_t bound = std::min(n_with_edges, n_slots);
+  const std::size_t matched = n_with_edges - n_free;
+  return bound > matched && bound - matched > std::max<std::size_t>(64, n_left / 32);
+}
+
 // Karp-Sipser-style initial b-matching, for graphs on which first fit leaves many left
 // vertices free (random sparse graphs; SPARe graphs never need it). A free left vertex with a
 // single usable right vertex takes it first: some maximum b-matching does the same, so the
@@ -145,7 +155,8 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
   std::vector<Index> mate_l(n_left, -1);
   std::vector<Index> mate_r(static_cast<std::size_t>(n_right), -1);
 
-  // Greedy first fit: on SPARe graphs it matches almost everything in one O(E) pass.
+  // Greedy first fit: on SPARe graphs it matches almost everything in one O(E) pass; where
+  // it leaves a large gap (random sparse graphs), the Karp-Sipser start replaces it.
   for (std::size_t u = 0; u < n_left; ++u) {
     for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
       const Index j = indices[as_size(k)];
@@ -158,8 +169,26 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
   }
 
   std::vector<Index> free_left;
+  std::size_t n_with_edges = 0;
   for (std::size_t u = 0; u < n_left; ++u) {
-    if (mate_l[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
+    if (indptr[u + 1] == indptr[u]) continue;
+    ++n_with_edges;
+    if (mate_l[u] < 0) free_left.push_back(static_cast<Index>(u));
+  }
+  if (worth_karp_sipser(free_left.size(), n_with_edges, static_cast<std::size_t>(n_right),
+                        n_left)) {
+    // The b-matching start with unit capacities: slot j is right vertex j.
+    const std::vector<Index> ones(static_cast<std::size_t>(n_right), 1);
+    std::vector<Index> slot_start(static_cast<std::size_t>(n_right) + 1);
+    for (std::size_t j = 0; j < slot_start.size(); ++j) slot_start[j] = static_cast<Index>(j);
+    std::vector<Index> load(static_cast<std::size_t>(n_right), 0);
+    std::vector<Index> slots(static_cast<std::size_t>(n_right), -1);
+    karp_sipser_init(indptr, indices, ones, slot_start, load, slots, mate_l);
+    for (std::size_t j = 0; j < mate_r.size(); ++j) mate_r[j] = load[j] > 0 ? slots[j] : -1;
+    free_left.clear();
+    for (std::size_t u = 0; u < n_left; ++u) {
+      if (mate_l[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
+    }
   }
   std::vector<std::int32_t> dist(n_left, kUnreached);
   std::vector<Index> queue;
@@ -293,10 +322,13 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   }
 
   std::vector<Index> free_left;
+  std::size_t n_with_edges = 0;
   for (std::size_t u = 0; u < n_left; ++u) {
-    if (mate[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
+    if (indptr[u + 1] == indptr[u]) continue;
+    ++n_with_edges;
+    if (mate[u] < 0) free_left.push_back(static_cast<Index>(u));
   }
-  if (free_left.size() > 64 && free_left.size() > n_left / 32) {
+  if (worth_karp_sipser(free_left.size(), n_with_edges, as_size(slot_start[n_right]), n_left)) {
     // First fit left too much for the phases: start over from a better initial b-matching.
     karp_sipser_init(indptr, indices, cap, slot_start, load, slots, mate);
     free_left.clear();

@@ -82,7 +82,7 @@ class Case:
     peer_name: str
     setup: Callable[[], tuple[Callable[[], Any], Callable[[], Any]]]
     answer: Callable[[Any], Any]
-    rounds: int = 5
+    rounds: int = 15  # millisecond calls are noise-prone on a shared machine: best of many
 
     @property
     def id(self) -> str:
@@ -167,7 +167,7 @@ def _mcf_answer(result) -> tuple[str, int]:
 CASES = [
     Case("hopcroft_karp", "spare-N10000", "scipy", hk_spare(10_000), _size),
     Case("hopcroft_karp", "spare-N100000", "scipy", hk_spare(100_000), _size),
-    Case("hopcroft_karp", "random-1.25M-edges", "scipy", hk_random, _size),
+    Case("hopcroft_karp", "random-1.25M-edges", "scipy", hk_random, _size, rounds=3),
     Case(
         "max_b_matching", "spare-N10000", "scipy-expanded", b_setup(b_spare(10_000), False), _size
     ),
@@ -180,6 +180,7 @@ CASES = [
         "expand+scipy",
         b_setup(b_spare(100_000), True),
         _size,
+        rounds=5,
     ),
     Case(
         "max_b_matching",
@@ -187,6 +188,7 @@ CASES = [
         "scipy-expanded",
         b_setup(lambda: random_graph("b"), False),
         _size,
+        rounds=3,
     ),
     Case(
         "max_b_matching",
@@ -194,8 +196,9 @@ CASES = [
         "expand+scipy",
         b_setup(lambda: random_graph("b"), True),
         _size,
+        rounds=3,
     ),
-    Case("min_cost_flow", "spare-N10000", "ortools", mcf_spare(10_000), _mcf_answer),
+    Case("min_cost_flow", "spare-N10000", "ortools", mcf_spare(10_000), _mcf_answer, rounds=5),
     Case("min_cost_flow", "spare-N100000", "ortools", mcf_spare(100_000), _mcf_answer, rounds=3),
 ]
 

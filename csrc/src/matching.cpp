@@ -190,6 +190,7 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
       if (mate_l[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
     }
   }
+  if (free_left.empty()) return mate_l;
   std::vector<std::int32_t> dist(n_left, kUnreached);
   std::vector<Index> queue;
   queue.reserve(n_left);
@@ -336,6 +337,7 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
       if (mate[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
     }
   }
+  if (free_left.empty()) return mate;  // the common SPARe case: no phase, no phase memory
   std::vector<std::int32_t> level(n_left, kUnreached);
   // rlevel[j]: the left layer that scanned full right vertex j in this phase (kUnreached if
   // none); only that layer may pass through j, which keeps paths shortest. cursor[j] walks j's

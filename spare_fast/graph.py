@@ -108,7 +108,9 @@ def hopcroft_karp(
 
     Notes
     -----
-    A greedy first-fit pass, then Hopcroft-Karp phases: a BFS from the free left vertices
+    A greedy first-fit pass (replaced by a Karp-Sipser start, degree-1 vertices first, when
+    first fit leaves a large gap to the trivial bound), then Hopcroft-Karp phases: a BFS from
+    the free left vertices
     layers the graph by shortest augmenting-path length and an iterative DFS augments a
     maximal set of vertex-disjoint shortest paths. O(E sqrt(V)) time, O(V) extra memory; the
     DFS stack is bounded by the number of left vertices, never by a degree (scipy gh-26160).
@@ -119,6 +121,8 @@ def hopcroft_karp(
     ----------
     .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
        bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
+    .. [2] R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd
+       FOCS, 364-375, 1981. doi:10.1109/SFCS.1981.21
 
     Examples
     --------
@@ -181,13 +185,18 @@ def max_b_matching(
     copies: a full right vertex is a single BFS node whose assigned left vertices are its
     successors, so each Hopcroft-Karp phase costs O(V + E) whatever the capacities, and there
     are O(sqrt(V)) phases. The slot-expanded graph would have ``sum_j capacity[j] *
-    degree(j)`` edges. Greedy first-fit initialisation.
+    degree(j)`` edges. Greedy first-fit start; where it leaves a large gap (random sparse
+    graphs) a Karp-Sipser start replaces it: left vertices with a single usable right vertex
+    are assigned first, the others in increasing degree order to the neighbour with the most
+    room.
 
     References
     ----------
     .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
        bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
     .. [2] A. Schrijver, "Combinatorial Optimization", Springer, 2003, ch. 21 (b-matchings).
+    .. [3] R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd
+       FOCS, 364-375, 1981. doi:10.1109/SFCS.1981.21
 
     Examples
     --------

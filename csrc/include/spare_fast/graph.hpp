@@ -45,6 +45,8 @@
 // ----------
 // * J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in bipartite
 //   graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
+// * R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd FOCS,
+//   364-375, 1981. doi:10.1109/SFCS.1981.21 (the degree-1 start)
 // * R. K. Ahuja, T. L. Magnanti and J. B. Orlin, "Network Flows", Prentice Hall, 1993:
 //   ch. 9.7 (primal-dual algorithm), ch. 7.4 (Dinic's blocking flows).
 // * J. Edmonds and R. M. Karp, "Theoretical improvements in algorithmic efficiency for network
@@ -64,7 +66,8 @@ namespace spare_fast {
 //
 // indptr (length n_left + 1) and indices (length indptr[n_left]) are the CSR adjacency of the
 // left vertices; every index must lie in [0, n_right). Returns, for every left vertex, its
-// matched right vertex or -1. Greedy first-fit initialisation, then Hopcroft-Karp phases.
+// matched right vertex or -1. Greedy first-fit (or Karp-Sipser) start, then Hopcroft-Karp
+// phases.
 std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                                         std::int64_t n_right);
 

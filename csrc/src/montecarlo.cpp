@@ -1,0 +1,142 @@
+#include "spare_fast/montecarlo.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace spare_fast {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class Xoshiro256 {
+ public:
+  Xoshiro256(std::uint64_t seed, std::uint64_t stream) {
+    // Two SplitMix64 passes decorrelate neighbouring (seed, stream) pairs.
+    std::uint64_t sm = seed;
+    sm = splitmix64(sm) ^ stream;
+    for (auto& word : s_) word = splitmix64(sm);
+  }
+
+  std::uint64_t next() {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, bound), bound >= 1 (Lemire: multiply-shift, reject the biased low part).
+  std::uint64_t below(std::uint64_t bound) {
+    unsigned __int128 product = static_cast<unsigned __int128>(next()) * bound;
+    auto low = static_cast<std::uint64_t>(product);
+    if (low < bound) {
+      const std::uint64_t threshold = (0 - bound) % bound;
+      while (low < threshold) {
+        product = static_cast<unsigned __int128>(next()) * bound;
+        low = static_cast<std::uint64_t>(product);
+      }
+    }
+    return static_cast<std::uint64_t>(product >> 64);
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t s_[4] = {0, 0, 0, 0};
+};
+
+}  // namespace
+
+std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int32_t n_groups,
+                                            std::int32_t height, std::int32_t n_types,
+                                            std::uint64_t seed, std::int64_t first_trial,
+                                            std::int64_t n_trials) {
+  if (n_groups < 1) {
+    throw std::invalid_argument("n_groups = " + std::to_string(n_groups) + " must be >= 1");
+  }
+  if (height < 1) {
+    throw std::invalid_argument("height = " + std::to_string(height) + " must be >= 1");
+  }
+  if (n_types < 1) {
+    throw std::invalid_argument("n_types = " + std::to_string(n_types) + " must be >= 1");
+  }
+  check_nonnegative("first_trial", first_trial);
+  check_nonnegative("n_trials", n_trials);
+  const auto groups = static_cast<std::size_t>(n_groups);
+  const auto layers = static_cast<std::size_t>(height);
+  const auto types = static_cast<std::size_t>(n_types);
+  check_length("stacks", stacks.size, groups * layers);
+
+  // Holder counts, and distinct types within each stack (a repeat would count one death twice).
+  std::vector<std::int32_t> holders(types, 0);
+  std::vector<std::size_t> last_seen(types, groups);  // group that last held the type
+  for (std::size_t g = 0; g < groups; ++g) {
+    for (std::size_t l = 0; l < layers; ++l) {
+      const std::int32_t t = stacks[g * layers + l];
+      if (t < 0 || t >= n_types) check_range(index_name("stacks", g, l), t, 0, n_types);
+      const auto tt = static_cast<std::size_t>(t);
+      if (last_seen[tt] == g) {
+        throw std::invalid_argument(index_name("stacks", g, l) + " = " + std::to_string(t) +
+                                    " repeats a type already in stack " + std::to_string(g));
+      }
+      last_seen[tt] = g;
+      ++holders[tt];
+    }
+  }
+  for (std::size_t t = 0; t < types; ++t) {
+    if (holders[t] == 0) {
+      throw std::invalid_argument("type " + std::to_string(t) + " has no holder in stacks");
+    }
+  }
+
+  // Holders of each type in CSR form (counting sort), read type by type in the scan below.
+  std::vector<std::size_t> first(types + 1, 0);
+  for (std::size_t t = 0; t < types; ++t) first[t + 1] = first[t] + static_cast<std::size_t>(holders[t]);
+  std::vector<std::int32_t> holder(first[types]);
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (std::size_t g = 0; g < groups; ++g) {
+      for (std::size_t l = 0; l < layers; ++l) {
+        holder[fill[static_cast<std::size_t>(stacks[g * layers + l])]++] = static_cast<std::int32_t>(g);
+      }
+    }
+  }
+
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n_trials), 0);
+  std::vector<std::int32_t> order(groups);
+  std::vector<std::int32_t> pos(groups);
+  for (std::int64_t trial = 0; trial < n_trials; ++trial) {
+    Xoshiro256 rng(seed, static_cast<std::uint64_t>(first_trial + trial));
+    for (std::size_t g = 0; g < groups; ++g) order[g] = static_cast<std::int32_t>(g);
+    for (std::size_t i = 0; i < groups; ++i) {
+      const std::size_t j = i + static_cast<std::size_t>(rng.below(groups - i));
+      std::swap(order[i], order[j]);
+      pos[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+    }
+    // W = min over types of max over holders of pos. A type's scan stops as soon as its running
+    // max reaches the best W so far: with W near a fixed fraction of N that happens after a
+    // couple of holders, so a trial reads about 2-3 entries per type instead of r.
+    std::int32_t best = n_groups - 1;
+    for (std::size_t t = 0; t < types; ++t) {
+      std::int32_t latest = -1;
+      for (std::size_t k = first[t]; k < first[t + 1]; ++k) {
+        latest = std::max(latest, pos[static_cast<std::size_t>(holder[k])]);
+        if (latest >= best) break;
+      }
+      best = std::min(best, latest);
+    }
+    out[static_cast<std::size_t>(trial)] = best;
+  }
+  return out;
+}
+
+}  // namespace spare_fast

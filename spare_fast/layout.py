@@ -55,7 +55,7 @@ def _field_logs(p: int, n: int) -> tuple[list[int], dict[int, int]]:
         antilog = [1]
         elem = 1
         ok = True
-        for i in range(1, size - 1):
+        for _ in range(1, size - 1):
             lead = elem // top
             shifted = (elem % top) * p
             if lead:
@@ -126,9 +126,13 @@ def _bose_set(q: int) -> tuple[int, list[int]]:
 def _ruzsa_set(p: int) -> tuple[int, list[int]]:
     """Ruzsa set: ``p - 1`` residues mod ``p (p - 1)`` (p prime)."""
     m = p * (p - 1)
-    g = next(
-        g for g in range(2, p) if all(pow(g, (p - 1) // f, p) != 1 for f in _prime_factors(p - 1))
-    ) if p > 2 else 1
+    g = 1  # the primitive root of Z_2
+    if p > 2:
+        g = next(
+            g
+            for g in range(2, p)
+            if all(pow(g, (p - 1) // f, p) != 1 for f in _prime_factors(p - 1))
+        )
     return m, sorted((p * i + (p - 1) * pow(g, i, p)) % m for i in range(1, p))
 
 
@@ -258,7 +262,8 @@ def _search(
         if order is None:
             free &= ~((1 << (after + 1)) - 1)
             return (free & -free).bit_length() - 1 if free else -1
-        for x in order[rank[after] + 1 if after in rank else 0 :]:  # type: ignore[index]
+        assert order is not None and rank is not None
+        for x in order[rank[after] + 1 if after in rank else 0 :]:
             if (free >> x) & 1:
                 return x
         return -1

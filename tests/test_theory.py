@@ -124,7 +124,9 @@ def test_availability_without_save_is_uptime_fraction():
 
 
 def test_durations_accept_timedelta():
-    td = th.checkpoint_period(dt.timedelta(minutes=1), dt.timedelta(hours=30), dt.timedelta(hours=1))
+    td = th.checkpoint_period(
+        dt.timedelta(minutes=1), dt.timedelta(hours=30), dt.timedelta(hours=1)
+    )
     assert td == th.checkpoint_period(60, 30 * 3600, 3600)
 
 
@@ -220,7 +222,7 @@ def test_exact_cyclic_extremes():
 
 def test_exact_cyclic_is_monotone_in_redundancy():
     mu = [th.endurable_failures_exact(300, r) for r in range(1, 21)]
-    assert all(a < b for a, b in zip(mu, mu[1:]))
+    assert all(a < b for a, b in itertools.pairwise(mu))
 
 
 def test_exact_cyclic_large_n_is_finite_and_above_formula():

@@ -380,7 +380,7 @@ def solve(stacks: npt.ArrayLike | Layout, alive: npt.ArrayLike, *,
     >>> from spare_fast import Layout, solve
     >>> d = solve(Layout.cyclic(4, 2), np.array([True, False, True, True]))
     >>> d.depth, d.moves, d.assignment.tolist()
-    (2, 0, [0, 2, 2, 3])
+    (2, 0, [0, 0, 2, 2])
     >>> solve(Layout.cyclic(4, 2), np.array([True, False, False, True])).status.name
     'WIPEOUT'
     """

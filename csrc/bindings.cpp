@@ -221,7 +221,7 @@ void register_montecarlo(py::module_& m) {
       "_survived_failures",
       [](const py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>& stacks,
          std::int32_t n_types, std::uint64_t seed, std::int64_t first_trial,
-         std::int64_t n_trials) {
+         std::int64_t n_trials, std::int32_t threads) {
         if (stacks.ndim() != 2) {
           throw py::value_error("stacks must be 2-D (n_groups, height), got " +
                                 std::to_string(stacks.ndim()) + " dimensions");
@@ -236,12 +236,12 @@ void register_montecarlo(py::module_& m) {
           // no Python object.
           py::gil_scoped_release release;
           out = spare_fast::survived_failures(view, n_groups, height, n_types, seed, first_trial,
-                                              n_trials);
+                                              n_trials, threads);
         }
         return vector_to_array(std::move(out));
       },
       py::arg("stacks"), py::arg("n_types"), py::arg("seed"), py::arg("first_trial"),
-      py::arg("n_trials"),
+      py::arg("n_trials"), py::arg("threads") = 1,
       "Failures survived before the first wipe-out, one entry per trial (see montecarlo.hpp).");
 }
 

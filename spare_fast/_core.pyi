@@ -50,3 +50,13 @@ def solve(
     alive: npt.NDArray[np.uint8],
     move_cost: Optional[npt.NDArray[np.int64]] = ...,
 ) -> tuple[_DecisionTuple, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+
+# -- Monte Carlo (register_montecarlo) ------------------------------------------------------
+def _survived_failures(
+    stacks: npt.ArrayLike,
+    n_types: int,
+    seed: int,
+    first_trial: int,
+    n_trials: int,
+    threads: int = ...,
+) -> npt.NDArray[np.int64]: ...

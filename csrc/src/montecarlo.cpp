@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace spare_fast {
 namespace {
@@ -59,7 +60,7 @@ class Xoshiro256 {
 std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int32_t n_groups,
                                             std::int32_t height, std::int32_t n_types,
                                             std::uint64_t seed, std::int64_t first_trial,
-                                            std::int64_t n_trials) {
+                                            std::int64_t n_trials, std::int32_t threads) {
   if (n_groups < 1) {
     throw std::invalid_argument("n_groups = " + std::to_string(n_groups) + " must be >= 1");
   }
@@ -71,6 +72,9 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
   }
   check_nonnegative("first_trial", first_trial);
   check_nonnegative("n_trials", n_trials);
+  if (threads < 1) {
+    throw std::invalid_argument("threads = " + std::to_string(threads) + " must be >= 1");
+  }
   const auto groups = static_cast<std::size_t>(n_groups);
   const auto layers = static_cast<std::size_t>(height);
   const auto types = static_cast<std::size_t>(n_types);
@@ -98,43 +102,65 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
     }
   }
 
-  // Holders of each type in CSR form (counting sort), read type by type in the scan below.
-  std::vector<std::size_t> first(types + 1, 0);
-  for (std::size_t t = 0; t < types; ++t) first[t + 1] = first[t] + static_cast<std::size_t>(holders[t]);
-  std::vector<std::int32_t> holder(first[types]);
+  // Holders in layer-major order: holder[l * types + t] is the l-th holder of type t, padded
+  // with the sentinel group n_groups (pos = -1) where a type has fewer holders than the most
+  // held one. The scan below reads the first one or two layers of every type, so layer-major
+  // storage streams a few dense rows instead of touching a cache line per type.
+  std::size_t depth = 0;
+  for (std::size_t t = 0; t < types; ++t) depth = std::max(depth, static_cast<std::size_t>(holders[t]));
+  std::vector<std::int32_t> holder(depth * types, n_groups);
   {
-    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    std::vector<std::size_t> fill(types, 0);
     for (std::size_t g = 0; g < groups; ++g) {
       for (std::size_t l = 0; l < layers; ++l) {
-        holder[fill[static_cast<std::size_t>(stacks[g * layers + l])]++] = static_cast<std::int32_t>(g);
+        const auto t = static_cast<std::size_t>(stacks[g * layers + l]);
+        holder[fill[t]++ * types + t] = static_cast<std::int32_t>(g);
       }
     }
   }
 
   std::vector<std::int64_t> out(static_cast<std::size_t>(n_trials), 0);
-  std::vector<std::int32_t> order(groups);
-  std::vector<std::int32_t> pos(groups);
-  for (std::int64_t trial = 0; trial < n_trials; ++trial) {
-    Xoshiro256 rng(seed, static_cast<std::uint64_t>(first_trial + trial));
-    for (std::size_t g = 0; g < groups; ++g) order[g] = static_cast<std::int32_t>(g);
-    for (std::size_t i = 0; i < groups; ++i) {
-      const std::size_t j = i + static_cast<std::size_t>(rng.below(groups - i));
-      std::swap(order[i], order[j]);
-      pos[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
-    }
-    // W = min over types of max over holders of pos. A type's scan stops as soon as its running
-    // max reaches the best W so far: with W near a fixed fraction of N that happens after a
-    // couple of holders, so a trial reads about 2-3 entries per type instead of r.
-    std::int32_t best = n_groups - 1;
-    for (std::size_t t = 0; t < types; ++t) {
-      std::int32_t latest = -1;
-      for (std::size_t k = first[t]; k < first[t + 1]; ++k) {
-        latest = std::max(latest, pos[static_cast<std::size_t>(holder[k])]);
-        if (latest >= best) break;
+  auto run = [&](std::int64_t begin, std::int64_t end_trial) {
+    std::vector<std::int32_t> order(groups);
+    std::vector<std::int32_t> pos(groups + 1, -1);  // pos[n_groups] = -1: the padding sentinel
+    for (std::int64_t trial = begin; trial < end_trial; ++trial) {
+      Xoshiro256 rng(seed, static_cast<std::uint64_t>(first_trial + trial));
+      for (std::size_t g = 0; g < groups; ++g) order[g] = static_cast<std::int32_t>(g);
+      for (std::size_t i = 0; i < groups; ++i) {
+        const std::size_t j = i + static_cast<std::size_t>(rng.below(groups - i));
+        std::swap(order[i], order[j]);
+        pos[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
       }
-      best = std::min(best, latest);
+      // W = min over types of max over holders of pos. A type's scan stops as soon as its
+      // running max reaches the best W so far: with W near a fixed fraction of N that happens
+      // after a couple of holders, so a trial reads about 2-3 entries per type instead of r.
+      std::int32_t best = n_groups - 1;
+      for (std::size_t t = 0; t < types; ++t) {
+        std::int32_t latest = -1;
+        for (std::size_t l = 0; l < depth; ++l) {
+          latest = std::max(latest, pos[static_cast<std::size_t>(holder[l * types + t])]);
+          if (latest >= best) break;
+        }
+        best = std::min(best, latest);
+      }
+      out[static_cast<std::size_t>(trial)] = best;
     }
-    out[static_cast<std::size_t>(trial)] = best;
+  };
+  // Trials are independent and seeded by index, so any split over threads gives the same
+  // results; each thread writes only its own slice of `out`.
+  const std::int64_t workers = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(static_cast<std::int64_t>(threads), n_trials));
+  if (workers == 1) {
+    run(0, n_trials);
+  } else {
+    std::vector<std::thread> pool;
+    const std::int64_t per = (n_trials + workers - 1) / workers;
+    for (std::int64_t w = 0; w < workers; ++w) {
+      const std::int64_t b = w * per;
+      const std::int64_t e = std::min(n_trials, b + per);
+      if (b < e) pool.emplace_back(run, b, e);
+    }
+    for (auto& th : pool) th.join();
   }
   return out;
 }

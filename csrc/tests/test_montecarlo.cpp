@@ -50,6 +50,7 @@ int main() {
   for (std::size_t i = 0; split_ok && i < 30; ++i)
     split_ok = all[i] == (i < 10 ? head[i] : tail[i - 10]);
   expect(split_ok, "chunked trials equal one run");
+  expect(survived_failures(view, 50, 4, 50, 42, 0, 30, 3) == all, "threads do not change results");
   bool in_range = true;
   for (auto w : all) in_range = in_range && w >= 3 && w < 50;
   expect(in_range, "a 4-run needs at least 4 failures");

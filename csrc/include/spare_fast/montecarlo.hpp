@@ -12,12 +12,13 @@
 // type; a type dies when its count of dead holders reaches its holder count).
 //
 // Algorithm. A Fisher-Yates shuffle per trial gives pos; then one pass over the types (holders
-// in CSR form) computes the min-max, cutting a type's scan as soon as its running max reaches
+// stored layer-major) computes the min-max, cutting a type's scan as soon as its running max reaches
 // the best value so far. A trial costs O(n_groups) for the shuffle plus, in practice, a few
 // holder reads per type (the cut fires after about 1 / (1 - W/N) holders), at most
 // O(n_groups * height). An earlier version that failed groups one by one and counted dead
 // holders per type was 10x slower at N = 100,000: its reads of stacks rows and counters were
-// cache misses, while this pass streams the holder array and reads pos (4N bytes) at random.
+// cache misses, while this pass streams a few rows of the holder array and reads pos (4N
+// bytes) at random. Trials run on up to `threads` std::threads, one trial range each.
 //
 // Randomness. Trial t uses xoshiro256** seeded by SplitMix64 from (seed, t), so a trial's result
 // depends only on (seed, t): splitting a run into chunks (for a progress bar) or running chunks
@@ -36,13 +37,14 @@
 
 namespace spare_fast {
 
-// Failures survived in trials first_trial .. first_trial + n_trials - 1 (one entry each).
+// Failures survived in trials first_trial .. first_trial + n_trials - 1 (one entry each),
+// computed by up to `threads` threads (the results do not depend on it).
 // stacks has n_groups * height entries. Throws std::invalid_argument (bad shape, repeated
 // type in a stack, type without holder, negative counts) or std::out_of_range (a type id
 // outside [0, n_types)) before any work.
 std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int32_t n_groups,
                                             std::int32_t height, std::int32_t n_types,
                                             std::uint64_t seed, std::int64_t first_trial,
-                                            std::int64_t n_trials);
+                                            std::int64_t n_trials, std::int32_t threads = 1);
 
 }  // namespace spare_fast

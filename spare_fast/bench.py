@@ -8,6 +8,7 @@ peak memory is its own) and peers run on identical arrays in the same run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+import spare_fast
 from spare_fast.controller import Controller, Status, solve
 from spare_fast.layout import Layout
 
@@ -147,9 +149,12 @@ def million_groups(n_groups: int = 1_000_000, redundancy: int = 20,
         build_s (Controller construction, layout excluded), failures_s, peak_rss_mb (whole
         child process, interpreter and layout included), status, depth.
     """
+    # Run the child next to the package this process imported, so that it imports the same
+    # spare_fast (with `-c` the working directory comes first on sys.path).
+    here = os.path.dirname(os.path.dirname(os.path.abspath(spare_fast.__file__)))
     out = subprocess.run(
         [sys.executable, "-c", _MILLION_CHILD, str(n_groups), str(redundancy), str(failures)],
-        check=True, capture_output=True, text=True,
+        check=True, capture_output=True, text=True, cwd=here,
     )
     res = json.loads(out.stdout.strip().splitlines()[-1])
     res.update(n_groups=n_groups, redundancy=redundancy)

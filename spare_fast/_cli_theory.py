@@ -61,8 +61,8 @@ def _overhead_trials(n: int, base: int) -> int:
     if n <= 1_000:
         return base
     if n <= 10_000:
-        return max(10, base // 4)
-    return max(5, base // 20)
+        return max(3, base // 4)
+    return max(3, base // 20)
 
 
 def _control_variate(

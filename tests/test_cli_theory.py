@@ -6,7 +6,6 @@ import csv
 import datetime as dt
 import json
 
-import numpy as np
 import pytest
 
 from spare_fast import theory as th

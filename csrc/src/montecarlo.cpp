@@ -120,9 +120,17 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
   }
 
   std::vector<std::int64_t> out(static_cast<std::size_t>(n_trials), 0);
-  auto run = [&](std::int64_t begin, std::int64_t end_trial) {
-    std::vector<std::int32_t> order(groups);
-    std::vector<std::int32_t> pos(groups + 1, -1);  // pos[n_groups] = -1: the padding sentinel
+  const std::int64_t workers = std::max<std::int64_t>(
+      1, std::min<std::int64_t>(static_cast<std::int64_t>(threads), n_trials));
+  // Per-worker scratch, allocated here so that no thread can fail to allocate.
+  std::vector<std::vector<std::int32_t>> orders(static_cast<std::size_t>(workers),
+                                                std::vector<std::int32_t>(groups));
+  // pos[n_groups] = -1 is the padding sentinel's failure index.
+  std::vector<std::vector<std::int32_t>> positions(static_cast<std::size_t>(workers),
+                                                   std::vector<std::int32_t>(groups + 1, -1));
+  auto run = [&](std::int64_t worker, std::int64_t begin, std::int64_t end_trial) {
+    std::vector<std::int32_t>& order = orders[static_cast<std::size_t>(worker)];
+    std::vector<std::int32_t>& pos = positions[static_cast<std::size_t>(worker)];
     for (std::int64_t trial = begin; trial < end_trial; ++trial) {
       Xoshiro256 rng(seed, static_cast<std::uint64_t>(first_trial + trial));
       for (std::size_t g = 0; g < groups; ++g) order[g] = static_cast<std::int32_t>(g);
@@ -148,17 +156,15 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
   };
   // Trials are independent and seeded by index, so any split over threads gives the same
   // results; each thread writes only its own slice of `out`.
-  const std::int64_t workers = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(static_cast<std::int64_t>(threads), n_trials));
   if (workers == 1) {
-    run(0, n_trials);
+    run(0, 0, n_trials);
   } else {
     std::vector<std::thread> pool;
     const std::int64_t per = (n_trials + workers - 1) / workers;
     for (std::int64_t w = 0; w < workers; ++w) {
       const std::int64_t b = w * per;
       const std::int64_t e = std::min(n_trials, b + per);
-      if (b < e) pool.emplace_back(run, b, e);
+      if (b < e) pool.emplace_back(run, w, b, e);
     }
     for (auto& th : pool) th.join();
   }

@@ -15,10 +15,9 @@
 // stored layer-major) computes the min-max, cutting a type's scan as soon as its running max reaches
 // the best value so far. A trial costs O(n_groups) for the shuffle plus, in practice, a few
 // holder reads per type (the cut fires after about 1 / (1 - W/N) holders), at most
-// O(n_groups * height). An earlier version that failed groups one by one and counted dead
-// holders per type was 10x slower at N = 100,000: its reads of stacks rows and counters were
-// cache misses, while this pass streams a few rows of the holder array and reads pos (4N
-// bytes) at random. Trials run on up to `threads` std::threads, one trial range each.
+// O(n_groups * height). Holders are stored layer-major, so the pass streams the first few rows
+// of the holder array and reads pos (4N bytes) at random. Trials run on up to `threads`
+// std::threads, one contiguous trial range each, with buffers allocated before they start.
 //
 // Randomness. Trial t uses xoshiro256** seeded by SplitMix64 from (seed, t), so a trial's result
 // depends only on (seed, t): splitting a run into chunks (for a progress bar) or running chunks

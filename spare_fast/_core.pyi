@@ -1,5 +1,4 @@
 # Hand-written stubs for the C++ extension spare_fast._core.
-from typing import Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -10,7 +9,7 @@ _DecisionTuple = tuple[int, int, int, int, int, npt.NDArray[np.int32], float, bo
 
 class Controller:
     def __init__(
-        self, stacks: npt.NDArray[np.int32], move_cost: Optional[npt.NDArray[np.int64]] = ...
+        self, stacks: npt.NDArray[np.int32], move_cost: npt.NDArray[np.int64] | None = ...
     ) -> None: ...
     def fail(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
     def rejoin(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
@@ -48,5 +47,5 @@ class Controller:
 def solve(
     stacks: npt.NDArray[np.int32],
     alive: npt.NDArray[np.uint8],
-    move_cost: Optional[npt.NDArray[np.int64]] = ...,
+    move_cost: npt.NDArray[np.int64] | None = ...,
 ) -> tuple[_DecisionTuple, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...

@@ -281,7 +281,7 @@ class Layout:
 
     @classmethod
     def sidon(cls, n_groups: int, redundancy: int, seed: int = 0) -> Layout:
-        """Layer ``l`` of group ``g`` holds type ``(g + o_l) mod N``, offsets with distinct differences.
+        """Layer ``l`` of group ``g`` holds type ``(g + o_l) mod N`` (distinct-difference offsets).
 
         Any two types then share at most one holder. Needs ``N >= r(r-1)+1``; see
         :func:`sidon_offsets`.

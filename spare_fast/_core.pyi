@@ -1,8 +1,43 @@
-# Hand-written stubs for the C++ extension spare_fast._core.
+"""Type stubs for the compiled extension ``spare_fast._core`` (hand-written, see csrc/bindings.cpp).
+
+The public API lives in ``spare_fast.graph`` and ``spare_fast.controller``; these are the typed
+kernels they call. Arrays must be 1-D; int32/int64 inputs that are already C-contiguous pass
+without a copy, other layouts and value-preserving integer dtypes are converted, anything else
+is a TypeError.
+"""
+
+import enum
 from typing import Optional
 
 import numpy as np
 import numpy.typing as npt
+
+# --- graph ---------------------------------------------------------------------------------
+
+class MinCostFlowStatus(enum.IntEnum):
+    """Outcome of min_cost_flow."""
+
+    OPTIMAL = 0
+    INFEASIBLE = 1
+    UNBALANCED = 2
+    OVERFLOW = 3
+
+def _hopcroft_karp(
+    indptr: npt.NDArray[np.int32], indices: npt.NDArray[np.int32], n_right: int
+) -> npt.NDArray[np.int32]: ...
+def _max_b_matching(
+    indptr: npt.NDArray[np.int32],
+    indices: npt.NDArray[np.int32],
+    capacity: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int32]: ...
+def _min_cost_flow(
+    n_nodes: int,
+    tail: npt.NDArray[np.int32],
+    head: npt.NDArray[np.int32],
+    capacity: npt.NDArray[np.int64],
+    cost: npt.NDArray[np.int64],
+    supply: npt.NDArray[np.int64],
+) -> tuple[MinCostFlowStatus, int, int, npt.NDArray[np.int64]]: ...
 
 # --- controller ---
 
@@ -10,7 +45,7 @@ _DecisionTuple = tuple[int, int, int, int, int, npt.NDArray[np.int32], float, bo
 
 class Controller:
     def __init__(
-        self, stacks: npt.NDArray[np.int32], move_cost: Optional[npt.NDArray[np.int64]] = ...
+        self, stacks: npt.NDArray[np.int32], move_cost: npt.NDArray[np.int64] | None = ...
     ) -> None: ...
     def fail(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
     def rejoin(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
@@ -48,7 +83,7 @@ class Controller:
 def solve(
     stacks: npt.NDArray[np.int32],
     alive: npt.NDArray[np.uint8],
-    move_cost: Optional[npt.NDArray[np.int64]] = ...,
+    move_cost: npt.NDArray[np.int64] | None = ...,
 ) -> tuple[_DecisionTuple, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
 
 # -- Monte Carlo (register_montecarlo) ------------------------------------------------------

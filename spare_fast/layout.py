@@ -503,7 +503,9 @@ class Layout:
         if arr.ndim != 2:
             raise ValueError(f"stacks must be 2-D (n_groups, height), got shape {arr.shape}")
         if arr.shape[0] < 1 or arr.shape[1] < 1:
-            raise ValueError(f"stacks needs at least one group and one layer, got shape {arr.shape}")
+            raise ValueError(
+                f"stacks needs at least one group and one layer, got shape {arr.shape}"
+            )
         if arr.dtype.kind not in "iu":
             if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
                 pass
@@ -544,7 +546,8 @@ class Layout:
             g, l = _first_bad_cell(s == t)
             raise ValueError(
                 f"stacks[{g}, {l}] = {t}: type {t} is held {int(counts[t])} times, "
-                f"but type {int(s[0, 0])} is held {red} times; every type must be held equally often"
+                f"but type {int(s[0, 0])} is held {red} times; "
+                "every type must be held equally often"
             )
         s.setflags(write=False)
         self._stacks = s
@@ -582,7 +585,7 @@ class Layout:
 
     @classmethod
     def sidon(cls, n_groups: int, redundancy: int, seed: int = 0) -> Layout:
-        """Layer ``l`` of group ``g`` holds type ``(g + o_l) mod N`` with distinct-difference offsets.
+        """Layer ``l`` of group ``g`` holds type ``(g + o_l) mod N`` (distinct-difference offsets).
 
         Any two types then share at most one holder. Needs ``N >= r(r-1)+1``; see
         :func:`sidon_offsets`.

@@ -179,6 +179,9 @@ def _ruler_candidates(r: int) -> np.ndarray:
         a = np.asarray(elems, dtype=np.int64)
         s = a.size
         units = np.asarray([u for u in range(1, m) if math.gcd(u, m) == 1], dtype=np.int64)
+        # Bound the (units, s, r) window array to a few million entries for large r; r <= 20
+        # keeps every unit.
+        units = units[: max(1, 4_000_000 // (s * r))]
         images = np.sort((units[:, None] * a[None, :]) % m, axis=1)
         wrapped = np.concatenate([images, images[:, : r - 1] + m], axis=1)
         starts = np.arange(s)
@@ -206,7 +209,9 @@ def _ruler_mod(n: int, r: int) -> list[int] | None:
     (sorting its r(r-1) residues), in vectorised batches.
     """
     rulers = _ruler_candidates(r)
-    rulers = rulers[rulers[:, -1] < n]
+    # The shortest 20,000 fitting candidates: plenty for r <= 20 (about 10,000 exist at r = 20),
+    # and a bound on the work for larger r.
+    rulers = rulers[rulers[:, -1] < n][:20_000]
     i, j = np.nonzero(~np.eye(r, dtype=bool))
     for lo in range(0, rulers.shape[0], 4096):
         batch = rulers[lo : lo + 4096]
@@ -360,7 +365,8 @@ def sidon_offsets(n_groups: int, redundancy: int, seed: int = 0) -> np.ndarray:
     Routes 1-4 end with a multiplication by a seeded unit of Z_N (:func:`_spread`), which keeps
     the differences distinct and spreads a compact ruler over the ring. Each route costs well
     under a second for N <= 100,000 and r <= 20 (the searches are bounded by node counts, not
-    time, so results do not depend on the machine).
+    time, so results do not depend on the machine). Larger r works the same way but builds
+    bigger finite fields and searches longer: near the bound, r = 40-60 can take a minute.
     Field arithmetic is done on log tables of GF(p^k) built once per (p, k) and cached.
 
     References

@@ -45,7 +45,7 @@ _DecisionTuple = tuple[int, int, int, int, int, npt.NDArray[np.int32], float, bo
 
 class Controller:
     def __init__(
-        self, stacks: npt.NDArray[np.int32], move_cost: Optional[npt.NDArray[np.int64]] = ...
+        self, stacks: npt.NDArray[np.int32], move_cost: npt.NDArray[np.int64] | None = ...
     ) -> None: ...
     def fail(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
     def rejoin(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
@@ -83,5 +83,15 @@ class Controller:
 def solve(
     stacks: npt.NDArray[np.int32],
     alive: npt.NDArray[np.uint8],
-    move_cost: Optional[npt.NDArray[np.int64]] = ...,
+    move_cost: npt.NDArray[np.int64] | None = ...,
 ) -> tuple[_DecisionTuple, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+
+# -- Monte Carlo (register_montecarlo) ------------------------------------------------------
+def _survived_failures(
+    stacks: npt.ArrayLike,
+    n_types: int,
+    seed: int,
+    first_trial: int,
+    n_trials: int,
+    threads: int = ...,
+) -> npt.NDArray[np.int64]: ...

@@ -29,8 +29,9 @@ def _layout(kind: str, n_groups: int, redundancy: int, seed: int) -> Layout:
     return getattr(Layout, kind)(n_groups, redundancy)
 
 
-def failure_trajectory(n_groups: int = 100_000, redundancy: int = 20, layout: str = "sidon",
-                       seed: int = 0) -> dict[str, Any]:
+def failure_trajectory(
+    n_groups: int = 100_000, redundancy: int = 20, layout: str = "sidon", seed: int = 0
+) -> dict[str, Any]:
     """Fail one uniformly random group at a time until wipe-out; time every decision.
 
     Latencies include the Python call (``time.perf_counter`` around ``Controller.fail``).
@@ -83,9 +84,15 @@ def failure_trajectory(n_groups: int = 100_000, redundancy: int = 20, layout: st
     }
 
 
-def from_scratch_vs_peer(n_groups: int = 100_000, redundancy: int = 20, failed: float = 0.3,
-                         layout: str = "sidon", seed: int = 0, repeat: int = 3,
-                         peer: bool = True) -> dict[str, Any]:
+def from_scratch_vs_peer(
+    n_groups: int = 100_000,
+    redundancy: int = 20,
+    failed: float = 0.3,
+    layout: str = "sidon",
+    seed: int = 0,
+    repeat: int = 3,
+    peer: bool = True,
+) -> dict[str, Any]:
     """:func:`spare_fast.solve` against the OR-Tools peer pipeline on the same instance.
 
     The best of ``repeat`` runs of ``solve`` is compared with one run of the peer (max-flow
@@ -107,15 +114,24 @@ def from_scratch_vs_peer(n_groups: int = 100_000, redundancy: int = 20, failed: 
         d = solve(lay, alive)
         times.append(time.perf_counter() - t0)
     out: dict[str, Any] = {
-        "layout": layout, "n_groups": n_groups, "redundancy": redundancy, "failed": failed,
-        "status": d.status.name, "depth": d.depth, "moves": d.moves, "solve_s": min(times),
+        "layout": layout,
+        "n_groups": n_groups,
+        "redundancy": redundancy,
+        "failed": failed,
+        "status": d.status.name,
+        "depth": d.depth,
+        "moves": d.moves,
+        "solve_s": min(times),
     }
     if peer:
         from spare_fast.peers import ortools_decision
 
         p = ortools_decision(lay.stacks, alive)
-        out.update(peer_s=p.seconds, ratio=p.seconds / min(times),
-                   agree=(p.status, p.depth, p.moves) == (d.status.name, d.depth, d.moves))
+        out.update(
+            peer_s=p.seconds,
+            ratio=p.seconds / min(times),
+            agree=(p.status, p.depth, p.moves) == (d.status.name, d.depth, d.moves),
+        )
     return out
 
 
@@ -139,8 +155,9 @@ print(json.dumps({"build_s": build, "failures": k, "failures_s": fails, "depth":
 """
 
 
-def million_groups(n_groups: int = 1_000_000, redundancy: int = 20,
-                   failures: int = 10_000) -> dict[str, Any]:
+def million_groups(
+    n_groups: int = 1_000_000, redundancy: int = 20, failures: int = 10_000
+) -> dict[str, Any]:
     """Build a controller for ``n_groups`` and decide ``failures`` failures, in a child process.
 
     Returns
@@ -154,7 +171,10 @@ def million_groups(n_groups: int = 1_000_000, redundancy: int = 20,
     here = os.path.dirname(os.path.dirname(os.path.abspath(spare_fast.__file__)))
     out = subprocess.run(
         [sys.executable, "-c", _MILLION_CHILD, str(n_groups), str(redundancy), str(failures)],
-        check=True, capture_output=True, text=True, cwd=here,
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=here,
     )
     res = json.loads(out.stdout.strip().splitlines()[-1])
     res.update(n_groups=n_groups, redundancy=redundancy)

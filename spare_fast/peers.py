@@ -23,8 +23,9 @@ class PeerDecision:
     seconds: float
 
 
-def ortools_decision(stacks: np.ndarray, alive: np.ndarray,
-                     move_cost: np.ndarray | None = None) -> PeerDecision:
+def ortools_decision(
+    stacks: np.ndarray, alive: np.ndarray, move_cost: np.ndarray | None = None
+) -> PeerDecision:
     """The from-scratch decision with OR-Tools: max-flow binary search, then min-cost flow.
 
     Parameters
@@ -77,8 +78,9 @@ def ortools_decision(stacks: np.ndarray, alive: np.ndarray,
         mf = max_flow.SimpleMaxFlow()
         mf.add_arcs_with_capacity(np.full(n_types, src), np.arange(n_types), ones_t)
         mf.add_arcs_with_capacity(types, n_types + g_idx, np.ones(len(types), dtype=np.int64))
-        mf.add_arcs_with_capacity(n_types + alive_groups, np.full(len(alive_groups), sink),
-                                  np.full(len(alive_groups), s))
+        mf.add_arcs_with_capacity(
+            n_types + alive_groups, np.full(len(alive_groups), sink), np.full(len(alive_groups), s)
+        )
         mf.solve(src, sink)
         return mf.optimal_flow() == n_types
 
@@ -93,15 +95,18 @@ def ortools_decision(stacks: np.ndarray, alive: np.ndarray,
     cost = np.ones((n, h), dtype=np.int64) if move_cost is None else np.array(move_cost, np.int64)
     cost[:, :depth] = 0
     mcf = min_cost_flow.SimpleMinCostFlow()
-    mcf.add_arcs_with_capacity_and_unit_cost(np.full(n_types, src), np.arange(n_types), ones_t,
-                                             np.zeros(n_types, dtype=np.int64))
-    mcf.add_arcs_with_capacity_and_unit_cost(types, n_types + g_idx,
-                                             np.ones(len(types), dtype=np.int64),
-                                             cost[g_idx, l_idx])
-    mcf.add_arcs_with_capacity_and_unit_cost(n_types + alive_groups,
-                                             np.full(len(alive_groups), sink),
-                                             np.full(len(alive_groups), depth),
-                                             np.zeros(len(alive_groups), dtype=np.int64))
+    mcf.add_arcs_with_capacity_and_unit_cost(
+        np.full(n_types, src), np.arange(n_types), ones_t, np.zeros(n_types, dtype=np.int64)
+    )
+    mcf.add_arcs_with_capacity_and_unit_cost(
+        types, n_types + g_idx, np.ones(len(types), dtype=np.int64), cost[g_idx, l_idx]
+    )
+    mcf.add_arcs_with_capacity_and_unit_cost(
+        n_types + alive_groups,
+        np.full(len(alive_groups), sink),
+        np.full(len(alive_groups), depth),
+        np.zeros(len(alive_groups), dtype=np.int64),
+    )
     supplies = np.zeros(n_types + n + 2, dtype=np.int64)
     supplies[src], supplies[sink] = n_types, -n_types
     mcf.set_nodes_supplies(np.arange(n_types + n + 2), supplies)

@@ -7,7 +7,6 @@ is a TypeError.
 """
 
 import enum
-from typing import Optional
 
 import numpy as np
 import numpy.typing as npt

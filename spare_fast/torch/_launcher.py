@@ -73,6 +73,9 @@ class SpareTrainer:
         Longest wait for one quorum (and for all workers to start).
     run_timeout : float or datetime.timedelta, optional
         The whole run is killed and :class:`TimeoutError` raised after this long.
+    bucket_numel : int, optional
+        The step's all-reduce runs in buckets of this many numbers, one after the other (as
+        DDP's buckets do).
     verbose : bool, optional
         The lowest alive group prints one line per step (depth, loss, events).
 
@@ -81,8 +84,8 @@ class SpareTrainer:
     TypeError
         If ``spec`` is not a :class:`TrainSpec` or ``layout`` not a ``Layout``.
     ValueError
-        If the layout has ``n_types != n_groups`` or fewer than 2 groups, or a timeout is not
-        positive.
+        If the layout has ``n_types != n_groups`` or fewer than 2 groups, a timeout is not
+        positive, or ``bucket_numel < 1``.
 
     Notes
     -----
@@ -123,6 +126,7 @@ class SpareTrainer:
         heartbeat_interval: timedelta | float = 0.1,
         quorum_timeout: timedelta | float = 60.0,
         run_timeout: timedelta | float = 170.0,
+        bucket_numel: int = 64,
         verbose: bool = False,
     ) -> None:
         if not isinstance(spec, TrainSpec):
@@ -141,6 +145,9 @@ class SpareTrainer:
         self.heartbeat_interval = as_timedelta(heartbeat_interval, "heartbeat_interval")
         self.quorum_timeout = as_timedelta(quorum_timeout, "quorum_timeout")
         self.run_timeout = as_timedelta(run_timeout, "run_timeout")
+        if int(bucket_numel) < 1:
+            raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
+        self.bucket_numel = int(bucket_numel)
         self.verbose = bool(verbose)
 
     def run(self, kills: Sequence[Kill] = (), run_dir: str | None = None) -> RunResult:
@@ -228,6 +235,7 @@ class SpareTrainer:
                 run_dir=folder,
                 kills=kills if not restore else (),
                 collective_timeout=self.collective_timeout.total_seconds(),
+                bucket_numel=self.bucket_numel,
                 heartbeat_interval=self.heartbeat_interval.total_seconds(),
                 quorum_timeout=self.quorum_timeout.total_seconds(),
                 verbose=self.verbose,
@@ -341,7 +349,14 @@ def _collect(folder: str, n_steps: int) -> tuple[list[StepRecord], list[EventRec
                 depth=int(head["depth"]),
                 members=members,
                 events=tuple(_event(e) for e in head["events"]),
-                computed={g: tuple(int(t) for t in recs[g]["computed"]) for g in members},
+                computed={
+                    g: tuple(int(t) for t in recs[g]["computed"])
+                    if g in recs
+                    # A member that delivered its sums and died before it could write its
+                    # record: what it computed is the step's agreed assignment.
+                    else tuple(t for t, a in enumerate(head["assigned"]) if int(a) == g)
+                    for g in members
+                },
                 loss=float(head["loss"]),
             )
         )

@@ -59,8 +59,9 @@ class Kill:
     """Kill group ``group``'s worker with SIGKILL at step ``step``.
 
     The victim sends SIGKILL to itself, so the point is exact: ``phase="compute"`` kills it at
-    the start of the step before it computes its types; ``phase="allreduce"`` kills it right
-    after it has entered the step's all-reduce, while its peers are inside the collective.
+    the start of the step before it computes its types; ``phase="allreduce"`` kills it inside
+    the step's bucketed all-reduce, once the first bucket has been reduced and before the next,
+    so its peers are mid-collective with part of the step's sums already exchanged.
     A kill applies to the first process of the group only (not to a replacement started after
     a wipe-out).
 

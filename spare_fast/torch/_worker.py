@@ -56,6 +56,7 @@ class WorkerConfig:
     run_dir: str
     kills: tuple[Kill, ...]
     collective_timeout: float
+    bucket_numel: int
     heartbeat_interval: float
     quorum_timeout: float
     verbose: bool
@@ -307,6 +308,12 @@ class _Worker:
         cur.events.append(event)
         if wiped:
             self._write({"kind": "wipeout", "event": asdict(event), "members": self.members})
+            if self.cfg.verbose and self.me == self.members[0]:
+                print(
+                    f"step {cur.step:3d}  groups {dead} died -> WIPEOUT: every group restarts "
+                    "from the last checkpoint",
+                    flush=True,
+                )
             raise WipeOut()
         mine = [t for t, g in done if g == self.me]
         if mine:
@@ -364,6 +371,12 @@ class _Worker:
         self.ctl.restart()
         self.epoch += 1
         self._load_checkpoint()
+        if self.cfg.verbose and self.me == self.members[0]:
+            print(
+                f"restart {self.epoch}: all groups resume from the checkpoint at step "
+                f"{self.committed}",
+                flush=True,
+            )
         self._join_all()
 
     def _train(self) -> None:
@@ -396,6 +409,7 @@ class _Worker:
                 "members": list(self.members),
                 "events": [asdict(e) for e in cur.events],
                 "computed": sorted(cur.computed),
+                "assigned": [int(g) for g in cur.comp],
                 "loss": loss,
             }
         )
@@ -406,16 +420,20 @@ class _Worker:
             print(_format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
 
     def _allreduce(self, tensor: torch.Tensor, step: int) -> bool:
-        """Sum ``tensor`` over the members in place; False if the collective failed.
+        """Sum ``tensor`` over the members in place, bucket by bucket; False on failure.
 
-        The work handle and the exception stay local, so once this returns False nothing but
-        ``self.pg`` refers to the failed group and dropping it closes its sockets.
+        Buckets go one after the other, as in DDP's bucketed all-reduce; a ``Kill`` with
+        phase ``"allreduce"`` fires once the first bucket has been reduced, so the survivors
+        are inside this step's all-reduce (part of it done, the rest impossible) when the
+        victim dies. The work handles and the exception stay local: once this returns False
+        only ``self.pg`` refers to the failed group, and dropping it closes its sockets.
         """
         assert self.pg is not None
         try:
-            work = self.pg.allreduce([tensor])
-            self._maybe_kill(step, "allreduce")
-            work.wait()
+            for i, bucket in enumerate(torch.split(tensor, self.cfg.bucket_numel)):
+                self.pg.allreduce([bucket]).wait()
+                if i == 0:
+                    self._maybe_kill(step, "allreduce")
         except RuntimeError:
             return False
         return True

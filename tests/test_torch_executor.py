@@ -42,9 +42,9 @@ def reference_params(steps: int = STEPS, n_types: int = N_GROUPS) -> dict[str, t
             model.zero_grad()
             x, y = mlp.synthetic_shard(step, t)
             mlp.mse_loss(model(x), y).backward()
-            for acc, p in zip(total, params):
+            for acc, p in zip(total, params, strict=True):
                 acc += p.grad
-        for acc, p in zip(total, params):
+        for acc, p in zip(total, params, strict=True):
             p.grad = acc / n_types
         optim.step()
     return {k: v.detach().clone() for k, v in model.state_dict().items()}

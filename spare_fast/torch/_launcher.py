@@ -10,8 +10,8 @@ replacement processes after the survivors report a wipe-out, and collects the re
 from __future__ import annotations
 
 import json
-import pickle
 import os
+import pickle
 import shutil
 import signal
 import subprocess
@@ -42,6 +42,7 @@ __all__ = ["SpareTrainer"]
 # Workers import spare_fast from the same place as the launcher, installed or not.
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _ENTRY = "from spare_fast.torch._worker import main; main"
+
 
 class SpareTrainer:
     """Data-parallel training over SPARe groups in real worker processes.
@@ -295,7 +296,6 @@ class SpareTrainer:
                     p.kill()
                 p.wait()
             lighthouse.shutdown()
-            del store
 
 
 def _event(d: dict[str, Any]) -> EventRecord:

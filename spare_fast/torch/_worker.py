@@ -110,8 +110,9 @@ class _Worker:
     def __init__(self, cfg: WorkerConfig) -> None:
         # Imported here so the package imports without the controller in place; every worker
         # builds its own controller and feeds it the agreed event sequence.
-        from spare_fast import Controller, Status
         from torchft.coordination import LighthouseClient
+
+        from spare_fast import Controller, Status
 
         self.cfg = cfg
         self.me = cfg.group
@@ -139,7 +140,7 @@ class _Worker:
         self.cur: _StepState | None = None
         self.last: _StepState | None = None
         self.members: tuple[int, ...] = ()
-        self.pg: dist.ProcessGroup | None = None
+        self.pg: dist.ProcessGroupGloo | None = None
         self.prefix = ""
         self.fired: set[Kill] = set()
         self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
@@ -431,7 +432,7 @@ class _Worker:
         assert self.pg is not None
         try:
             for i, bucket in enumerate(torch.split(tensor, self.cfg.bucket_numel)):
-                self.pg.allreduce([bucket]).wait()
+                self.pg.allreduce([bucket]).wait()  # type: ignore[attr-defined]  # stub lacks it
                 if i == 0:
                     self._maybe_kill(step, "allreduce")
         except RuntimeError:
@@ -480,8 +481,7 @@ class _Worker:
 
 def _format_step(cur: _StepState, members: tuple[int, ...], loss: float, n_groups: int) -> str:
     line = (
-        f"step {cur.step:3d}  depth {cur.depth}  alive {len(members)}/{n_groups}  "
-        f"loss {loss:.6f}"
+        f"step {cur.step:3d}  depth {cur.depth}  alive {len(members)}/{n_groups}  loss {loss:.6f}"
     )
     for e in cur.events:
         patch = " ".join(f"{t}->g{g}" for t, g in e.patch_computed)

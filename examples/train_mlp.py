@@ -76,11 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         optim.step()
     ref = model.state_dict()
     rel = max(float(((result.params[k] - ref[k]).abs() / ref[k].abs()).max()) for k in ref)
-    survivors = [g for g, pids in result.pids.items() if len(pids) == 1]
+    replaced = [g for g, pids in result.pids.items() if len(pids) > 1]
     print(
         f"done in {result.seconds:.1f} s: {result.restarts} restart(s), "
         f"final depth {result.steps[-1].depth}, alive {list(result.steps[-1].members)}, "
-        f"groups never restarted {survivors}"
+        f"groups given a new process {replaced}"
     )
     print(f"max relative difference to the failure-free run: {rel:.2e}")
     return 0 if np.isfinite(rel) and rel <= 1e-10 else 1

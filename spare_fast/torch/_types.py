@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 import torch
 
@@ -18,23 +17,38 @@ _PHASES = ("compute", "allreduce")
 class TrainSpec:
     """What to train: model, optimizer, loss and the per-step shard source.
 
-    Every callable must be importable by name (a module-level function), because worker
-    processes are started with ``spawn`` and unpickle the spec.
+    Every callable must be importable by name (a module-level function): each worker is a
+    fresh interpreter that unpickles the spec.
 
-    Args:
-        model: ``model() -> torch.nn.Module``; must return the same initial weights each call.
-        optimizer: ``optimizer(params) -> torch.optim.Optimizer``.
-        loss: ``loss(output, target) -> scalar tensor``, the loss of one shard type.
-        shard: ``shard(step, shard_type) -> (inputs, targets)``, deterministic in its arguments.
-        steps: Number of optimizer steps.
-        checkpoint_every: A checkpoint is written after every step that is a multiple of this
-            (and before step 0).
+    Parameters
+    ----------
+    model : callable
+        ``model() -> torch.nn.Module``; must return the same initial weights on every call.
+    optimizer : callable
+        ``optimizer(params) -> torch.optim.Optimizer``.
+    loss : callable
+        ``loss(output, target) -> scalar tensor``, the loss of one shard type.
+    shard : callable
+        ``shard(step, shard_type) -> (inputs, targets)``, deterministic in its arguments.
+    steps : int
+        Number of optimizer steps.
+    checkpoint_every : int, optional
+        A checkpoint is written before step 0 and whenever the number of committed steps is a
+        multiple of this.
 
-    Examples:
-        >>> from spare_fast.torch import mlp
-        >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 4)
-        >>> spec.steps
-        4
+    Raises
+    ------
+    TypeError
+        If one of the four callables is not callable.
+    ValueError
+        If ``steps < 1`` or ``checkpoint_every < 1``.
+
+    Examples
+    --------
+    >>> from spare_fast.torch import mlp
+    >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 4)
+    >>> spec.steps
+    4
     """
 
     model: Callable[[], torch.nn.Module]
@@ -62,12 +76,27 @@ class Kill:
     the start of the step before it computes its types; ``phase="allreduce"`` kills it inside
     the step's bucketed all-reduce, once the first bucket has been reduced and before the next,
     so its peers are mid-collective with part of the step's sums already exchanged.
-    A kill applies to the first process of the group only (not to a replacement started after
-    a wipe-out).
+    A kill fires once, in the group's first process (never in a replacement started after a
+    wipe-out).
 
-    Examples:
-        >>> Kill(2, 5, "allreduce")
-        Kill(group=2, step=5, phase='allreduce')
+    Parameters
+    ----------
+    group : int
+        The victim group.
+    step : int
+        The step at which it dies.
+    phase : {"compute", "allreduce"}, optional
+        Where in the step it dies.
+
+    Raises
+    ------
+    ValueError
+        If ``phase`` is unknown or ``group``/``step`` is negative.
+
+    Examples
+    --------
+    >>> Kill(2, 5, "allreduce")
+    Kill(group=2, step=5, phase='allreduce')
     """
 
     group: int
@@ -84,11 +113,26 @@ class Kill:
 def parse_kill(text: str) -> Kill:
     """Parse ``WORKER@STEP`` or ``WORKER@STEP:PHASE`` (PHASE ``compute`` or ``allreduce``).
 
-    Examples:
-        >>> parse_kill("2@5:allreduce")
-        Kill(group=2, step=5, phase='allreduce')
-        >>> parse_kill("1@3").phase
-        'compute'
+    Parameters
+    ----------
+    text : str
+        The command-line form of a kill.
+
+    Returns
+    -------
+    Kill
+
+    Raises
+    ------
+    ValueError
+        If ``text`` does not have that form, naming it.
+
+    Examples
+    --------
+    >>> parse_kill("2@5:allreduce")
+    Kill(group=2, step=5, phase='allreduce')
+    >>> parse_kill("1@3").phase
+    'compute'
     """
     head, _, phase = text.partition(":")
     worker, at, step = head.partition("@")
@@ -101,19 +145,26 @@ def parse_kill(text: str) -> Kill:
 class EventRecord:
     """One agreed membership change and the controller's decision for it.
 
-    Args:
-        quorum_id: The torchft lighthouse quorum that agreed the new membership.
-        dead: Groups that left the membership in this event.
-        status: ``"OK"`` or ``"WIPEOUT"``.
-        phase: Controller phase (0, 1, 2).
-        depth: The decision's depth.
-        moves: The decision's moves.
-        patch: The decision's patch rows ``(type, group)``.
-        patch_computed: The ``(type, group)`` pairs actually recomputed in the current step:
-            types whose in-step computer died, with their new provider. Equal to ``patch``
-            unless two events hit one step and the first moved a type between survivors.
-        step: Step during which the event was agreed.
-        seconds: Wall time from the collective error to the rebuilt process group.
+    Attributes
+    ----------
+    quorum_id : int
+        The torchft lighthouse quorum that agreed the new membership.
+    dead : tuple of int
+        Groups that left the membership in this event.
+    status : str
+        ``"OK"`` or ``"WIPEOUT"``.
+    phase, depth, moves : int
+        The controller decision's phase, depth and moves.
+    patch : tuple of (int, int)
+        The decision's patch rows ``(type, group)``.
+    patch_computed : tuple of (int, int)
+        The ``(type, group)`` pairs recomputed in the current step: types whose in-step
+        computer died, with their new provider. Equal to ``patch`` unless two events hit one
+        step and the first moved a type from one survivor to another.
+    step : int
+        Step during which the event was agreed.
+    seconds : float
+        Wall time from the failed collective to the agreed quorum and the decision.
     """
 
     quorum_id: int
@@ -132,16 +183,24 @@ class EventRecord:
 class StepRecord:
     """What happened in one committed step.
 
-    Args:
-        step: Step index.
-        epoch: Restart count when the step committed (0 before any wipe-out).
-        depth: Depth in effect at the start of the step.
-        members: Groups in the all-reduce that committed the step.
-        events: Membership events agreed during the step, in order.
-        computed: ``computed[g]`` lists the types group ``g`` computed in this step, patch
-            types included, as that worker reported it.
-        loss: The step's global loss ``(1/N) * sum of the N per-type losses`` at the weights
-            before the update.
+    Attributes
+    ----------
+    step : int
+        Step index.
+    epoch : int
+        Restart count when the step committed (0 before any wipe-out).
+    depth : int
+        Depth in effect at the start of the step.
+    members : tuple of int
+        Groups in the all-reduce that committed the step.
+    events : tuple of EventRecord
+        Membership events agreed during the step, in order.
+    computed : dict of int to tuple of int
+        ``computed[g]``: the types group ``g`` computed in this step, patch types included, as
+        that worker reported it.
+    loss : float
+        The step's global loss ``(1/N) * sum of the N per-type losses`` at the weights before
+        the update.
     """
 
     step: int
@@ -157,13 +216,20 @@ class StepRecord:
 class RunResult:
     """Outcome of :meth:`SpareTrainer.run`.
 
-    Args:
-        params: Final parameters by name (float tensors, CPU).
-        steps: One :class:`StepRecord` per step, in order (the final commit of each step).
-        wipeouts: Events that ended in a wipe-out (each caused a restart from checkpoint).
-        restarts: Number of global restarts.
-        pids: Per group, the process ids that ran it, in start order.
-        seconds: Wall time of the run.
+    Attributes
+    ----------
+    params : dict of str to torch.Tensor
+        Final parameters by name (CPU).
+    steps : list of StepRecord
+        One record per step, in order (the final commit of each step).
+    wipeouts : list of EventRecord
+        Events that ended in a wipe-out (each caused a restart from checkpoint).
+    restarts : int
+        Number of global restarts.
+    pids : dict of int to list of int
+        Per group, the process ids that ran it, in start order.
+    seconds : float
+        Wall time of the run.
     """
 
     params: dict[str, torch.Tensor]
@@ -172,11 +238,21 @@ class RunResult:
     restarts: int = 0
     pids: dict[int, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def as_timedelta(value: timedelta | float, name: str) -> timedelta:
-    """Seconds or a timedelta -> a positive timedelta (ValueError naming ``name`` otherwise)."""
+    """Seconds or a timedelta -> a positive timedelta.
+
+    Raises
+    ------
+    ValueError
+        If the duration is not positive, naming ``name``.
+
+    Examples
+    --------
+    >>> as_timedelta(1.5, "t").total_seconds()
+    1.5
+    """
     td = value if isinstance(value, timedelta) else timedelta(seconds=float(value))
     if td.total_seconds() <= 0:
         raise ValueError(f"{name} = {value!r} must be positive")

@@ -77,9 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     ref = model.state_dict()
     rel = max(float(((result.params[k] - ref[k]).abs() / ref[k].abs()).max()) for k in ref)
     replaced = [g for g, pids in result.pids.items() if len(pids) > 1]
+    last = result.steps[-1]
+    depth = last.events[-1].depth if last.events else last.depth
     print(
         f"done in {result.seconds:.1f} s: {result.restarts} restart(s), "
-        f"final depth {result.steps[-1].depth}, alive {list(result.steps[-1].members)}, "
+        f"final depth {depth}, alive {list(last.members)}, "
         f"groups given a new process {replaced}"
     )
     print(f"max relative difference to the failure-free run: {rel:.2e}")

@@ -18,6 +18,7 @@ if importlib.util.find_spec("torchft") is None:  # not imported here: see SpareT
 
 from spare_fast import Controller, Layout, Status  # noqa: E402
 from spare_fast.torch import (  # noqa: E402
+    Fault,
     Kill,
     RunResult,
     SpareTrainer,
@@ -99,6 +100,18 @@ def test_kill_during_allreduce_is_masked() -> None:
     assert max_rel_diff(result.params, reference_params()) <= 1e-10
 
 
+def test_spurious_collective_error_rolls_members_back_one_step() -> None:
+    # Group 1 sees step 2's completed all-reduce as failed, group 3 the last step's: the other
+    # members have committed the step and must undo it so that all redo it together.
+    result = SpareTrainer(SPEC, LAYOUT).run(faults=[Fault(1, 2), Fault(3, STEPS - 1)])
+    assert result.restarts == 0
+    assert all(len(pids) == 1 for pids in result.pids.values())
+    assert {g for g, step in result.rollbacks if step == 2} == {0, 2, 3}
+    assert {g for g, step in result.rollbacks if step == STEPS - 1} == {0, 1, 2}
+    assert all(s.members == (0, 1, 2, 3) and not s.events for s in result.steps)
+    assert max_rel_diff(result.params, reference_params()) <= 1e-10
+
+
 def test_reported_depth_and_patch_equal_controller_decisions() -> None:
     # Two failures at different steps, no wipe-out (0 and 2 share no type under cyclic(4, 2)).
     result = run("2@1", "0@3")
@@ -151,6 +164,10 @@ def test_trainer_rejects_bad_layout_and_kills() -> None:
         trainer.run([Kill(4, 1)])
     with pytest.raises(ValueError, match="kill step = 6"):
         trainer.run([Kill(1, 6)])
+    with pytest.raises(ValueError, match="fault group = 4"):
+        trainer.run(faults=[Fault(4, 0)])
+    with pytest.raises(TypeError, match="is not a Fault"):
+        trainer.run(faults=[Kill(1, 1)])  # type: ignore[list-item]
 
 
 def test_reference_is_not_trivially_equal() -> None:

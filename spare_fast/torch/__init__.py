@@ -17,10 +17,19 @@ from __future__ import annotations
 
 from spare_fast.torch import mlp
 from spare_fast.torch._launcher import SpareTrainer
-from spare_fast.torch._types import EventRecord, Kill, RunResult, StepRecord, TrainSpec, parse_kill
+from spare_fast.torch._types import (
+    EventRecord,
+    Fault,
+    Kill,
+    RunResult,
+    StepRecord,
+    TrainSpec,
+    parse_kill,
+)
 
 __all__ = [
     "EventRecord",
+    "Fault",
     "Kill",
     "RunResult",
     "SpareTrainer",

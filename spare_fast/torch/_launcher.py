@@ -29,6 +29,7 @@ import torch.distributed as dist
 from spare_fast.layout import Layout
 from spare_fast.torch._types import (
     EventRecord,
+    Fault,
     Kill,
     RunResult,
     StepRecord,
@@ -151,13 +152,22 @@ class SpareTrainer:
         self.bucket_numel = int(bucket_numel)
         self.verbose = bool(verbose)
 
-    def run(self, kills: Sequence[Kill] = (), run_dir: str | None = None) -> RunResult:
+    def run(
+        self,
+        kills: Sequence[Kill] = (),
+        run_dir: str | None = None,
+        *,
+        faults: Sequence[Fault] = (),
+    ) -> RunResult:
         """Train ``spec.steps`` steps, killing workers as ``kills`` says.
 
         Parameters
         ----------
         kills : sequence of Kill, optional
             Workers that SIGKILL themselves at a given step and phase.
+        faults : sequence of Fault, optional
+            Spurious collective errors to inject (a rank that sees its completed all-reduce
+            as failed), which exercise the one-step rollback.
         run_dir : str, optional
             Folder for checkpoints and per-worker records; a temporary folder (removed at the
             end) when omitted.
@@ -170,31 +180,35 @@ class SpareTrainer:
         Raises
         ------
         ValueError
-            If a kill names a group outside the layout or a step outside the run.
+            If a kill or fault names a group outside the layout or a step outside the run.
         RuntimeError
             If a worker exits with an error (not a planned kill).
         TimeoutError
             If the run exceeds ``run_timeout``.
         """
         kills = tuple(kills)
-        for kill in kills:
-            if not isinstance(kill, Kill):
-                raise TypeError(f"kill = {kill!r} is not a Kill")
-            if not 0 <= kill.group < self.layout.n_groups:
-                raise ValueError(f"kill group = {kill.group} is not in [0, {self.layout.n_groups})")
-            if not 0 <= kill.step < self.spec.steps:
-                raise ValueError(f"kill step = {kill.step} is not in [0, {self.spec.steps})")
+        faults = tuple(faults)
+        for name, kind, items in (("kill", Kill, kills), ("fault", Fault, faults)):
+            for item in items:
+                if not isinstance(item, kind):
+                    raise TypeError(f"{name} = {item!r} is not a {kind.__name__}")
+                if not 0 <= item.group < self.layout.n_groups:
+                    raise ValueError(
+                        f"{name} group = {item.group} is not in [0, {self.layout.n_groups})"
+                    )
+                if not 0 <= item.step < self.spec.steps:
+                    raise ValueError(f"{name} step = {item.step} is not in [0, {self.spec.steps})")
         own_dir = run_dir is None
         folder = tempfile.mkdtemp(prefix="spare_fast_run_") if own_dir else str(run_dir)
         os.makedirs(folder, exist_ok=True)
         try:
-            return self._run(kills, folder)
+            return self._run(kills, faults, folder)
         finally:
             if own_dir:
                 shutil.rmtree(folder, ignore_errors=True)
 
     # ------------------------------------------------------------------ internals
-    def _run(self, kills: tuple[Kill, ...], folder: str) -> RunResult:
+    def _run(self, kills: tuple[Kill, ...], faults: tuple[Fault, ...], folder: str) -> RunResult:
         # torchft's Rust side logs every quorum round at INFO level to stderr; keep warnings
         # only unless the caller asked for more (read once, when torchft is first imported).
         os.environ.setdefault("RUST_LOG", "warn")
@@ -235,6 +249,7 @@ class SpareTrainer:
                 lighthouse_addr=address,
                 run_dir=folder,
                 kills=kills if not restore else (),
+                faults=faults if not restore else (),
                 collective_timeout=self.collective_timeout.total_seconds(),
                 bucket_numel=self.bucket_numel,
                 heartbeat_interval=self.heartbeat_interval.total_seconds(),
@@ -281,12 +296,13 @@ class SpareTrainer:
             if not os.path.exists(final):
                 raise RuntimeError("all workers exited but none wrote the final parameters")
             blob = torch.load(final, weights_only=True)
-            steps, wiped = _collect(folder, self.spec.steps)
+            steps, wiped, rollbacks = _collect(folder, self.spec.steps)
             return RunResult(
                 params={k: v.clone() for k, v in blob["model"].items()},
                 steps=steps,
                 wipeouts=wiped,
                 restarts=wipeouts,
+                rollbacks=rollbacks,
                 pids=pids,
                 seconds=time.monotonic() - t_start,
             )
@@ -313,7 +329,9 @@ def _event(d: dict[str, Any]) -> EventRecord:
     )
 
 
-def _collect(folder: str, n_steps: int) -> tuple[list[StepRecord], list[EventRecord]]:
+def _collect(
+    folder: str, n_steps: int
+) -> tuple[list[StepRecord], list[EventRecord], list[tuple[int, int]]]:
     """Merge the per-worker record files: for each step the last commit of its last epoch."""
     lines: list[dict[str, Any]] = []
     for name in sorted(os.listdir(folder)):
@@ -322,7 +340,11 @@ def _collect(folder: str, n_steps: int) -> tuple[list[StepRecord], list[EventRec
                 lines.extend(json.loads(line) for line in fh if line.strip())
     wiped: dict[tuple[int, int], EventRecord] = {}
     latest: dict[int, dict[int, dict[str, Any]]] = {}
+    rollbacks: list[tuple[int, int]] = []
     for rec in lines:  # files are per process, and a process only appends
+        if rec["kind"] == "rollback":
+            rollbacks.append((int(rec["group"]), int(rec["step"])))
+            continue
         if rec["kind"] == "wipeout":
             ev = _event(rec["event"])
             wiped[(int(rec["epoch"]), ev.quorum_id)] = ev
@@ -360,4 +382,4 @@ def _collect(folder: str, n_steps: int) -> tuple[list[StepRecord], list[EventRec
                 loss=float(head["loss"]),
             )
         )
-    return steps, [wiped[k] for k in sorted(wiped)]
+    return steps, [wiped[k] for k in sorted(wiped)], sorted(rollbacks)

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import torch
 
-__all__ = ["TrainSpec", "Kill", "EventRecord", "StepRecord", "RunResult", "parse_kill"]
+__all__ = ["TrainSpec", "Kill", "Fault", "EventRecord", "StepRecord", "RunResult", "parse_kill"]
 
 _PHASES = ("compute", "allreduce")
 
@@ -108,6 +108,41 @@ class Kill:
             raise ValueError(f"phase = {self.phase!r} is not one of {_PHASES}")
         if int(self.group) < 0 or int(self.step) < 0:
             raise ValueError(f"Kill(group={self.group}, step={self.step}) needs both >= 0")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Group ``group``'s all-reduce of step ``step`` reports a failure after it has completed.
+
+    Nobody dies: this is a spurious collective error on one rank (a timeout that fired late, a
+    transient network error). The other members have completed the step and moved on, so the
+    quorum that follows finds them one step ahead of ``group``; they roll back one step and all
+    redo it. Fires once, in the group's first process.
+
+    Parameters
+    ----------
+    group : int
+        The group whose collective reports the error.
+    step : int
+        The step whose all-reduce it hits.
+
+    Raises
+    ------
+    ValueError
+        If ``group`` or ``step`` is negative.
+
+    Examples
+    --------
+    >>> Fault(1, 3)
+    Fault(group=1, step=3)
+    """
+
+    group: int
+    step: int
+
+    def __post_init__(self) -> None:
+        if int(self.group) < 0 or int(self.step) < 0:
+            raise ValueError(f"Fault(group={self.group}, step={self.step}) needs both >= 0")
 
 
 def parse_kill(text: str) -> Kill:
@@ -226,6 +261,9 @@ class RunResult:
         Events that ended in a wipe-out (each caused a restart from checkpoint).
     restarts : int
         Number of global restarts.
+    rollbacks : list of (int, int)
+        ``(group, step)`` for each time a worker that had committed ``step`` undid it to redo
+        it with members that had not (see :class:`Fault`).
     pids : dict of int to list of int
         Per group, the process ids that ran it, in start order.
     seconds : float
@@ -236,6 +274,7 @@ class RunResult:
     steps: list[StepRecord]
     wipeouts: list[EventRecord] = field(default_factory=list)
     restarts: int = 0
+    rollbacks: list[tuple[int, int]] = field(default_factory=list)
     pids: dict[int, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
 

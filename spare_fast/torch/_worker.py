@@ -36,7 +36,7 @@ import torch
 import torch.distributed as dist
 
 from spare_fast.layout import Layout
-from spare_fast.torch._types import EventRecord, Kill, TrainSpec
+from spare_fast.torch._types import EventRecord, Fault, Kill, TrainSpec
 
 _CKPT = "checkpoint.pt"
 _FINAL = "final.pt"
@@ -55,6 +55,7 @@ class WorkerConfig:
     lighthouse_addr: str
     run_dir: str
     kills: tuple[Kill, ...]
+    faults: tuple[Fault, ...]
     collective_timeout: float
     bucket_numel: int
     heartbeat_interval: float
@@ -142,7 +143,7 @@ class _Worker:
         self.members: tuple[int, ...] = ()
         self.pg: dist.ProcessGroupGloo | None = None
         self.prefix = ""
-        self.fired: set[Kill] = set()
+        self.fired: set[Kill | Fault] = set()
         self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
             os.path.join(cfg.run_dir, f"g{self.me}-p{os.getpid()}.jsonl"), "a", encoding="utf-8"
         )
@@ -269,6 +270,7 @@ class _Worker:
             self.model.load_state_dict(last.pre_model)
             self.optim.load_state_dict(last.pre_optim)
             self.committed = low
+            self._write({"kind": "rollback", "step": low})
             self.cur, self.last = last, None
         if self.cur is None:
             raise ProtocolError(f"group {self.me}: recovery with no step in flight")
@@ -436,6 +438,10 @@ class _Worker:
                 if i == 0:
                     self._maybe_kill(step, "allreduce")
         except RuntimeError:
+            return False
+        fault = Fault(self.me, step)
+        if fault in self.cfg.faults and fault not in self.fired:
+            self.fired.add(fault)
             return False
         return True
 

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from spare_fast.controller import Controller, Status
 from spare_fast.layout import Layout
 from spare_fast.torch._types import EventRecord, Fault, Kill, TrainSpec
 
@@ -109,11 +110,9 @@ def main(config_path: str) -> None:
 
 class _Worker:
     def __init__(self, cfg: WorkerConfig) -> None:
-        # Imported here so the package imports without the controller in place; every worker
-        # builds its own controller and feeds it the agreed event sequence.
+        # torchft is imported only once a worker runs: its Rust logger reads RUST_LOG at import,
+        # which the launcher sets first (see SpareTrainer._run).
         from torchft.coordination import LighthouseClient
-
-        from spare_fast import Controller, Status
 
         self.cfg = cfg
         self.me = cfg.group
@@ -212,7 +211,13 @@ class _Worker:
 
     # ------------------------------------------------------------------ compute
     def _flat(self) -> torch.Tensor:
-        return torch.cat([p.grad.reshape(-1) for p in self.params])  # type: ignore[union-attr]
+        # A parameter the loss does not reach has no gradient: it contributes zeros.
+        return torch.cat(
+            [
+                torch.zeros_like(p).reshape(-1) if p.grad is None else p.grad.reshape(-1)
+                for p in self.params
+            ]
+        )
 
     def _grad_sum(self, step: int, types: list[int]) -> torch.Tensor:
         """Sum over ``types`` of the per-type gradient, then the sum of their losses."""
@@ -260,6 +265,9 @@ class _Worker:
         new = self._groups_of(quorum)
         if not set(new) <= set(self.members) or self.me not in new:
             raise ProtocolError(f"quorum {new} is not a subset of members {self.members}")
+        epochs = {int(self._data_of(m)["epoch"]) for m in quorum.participants}
+        if epochs != {self.epoch}:
+            raise ProtocolError(f"quorum mixes epochs {sorted(epochs)} (here {self.epoch})")
         low = min(self._committed_of(m) for m in quorum.participants)
         if low < self.committed:
             last = self.last
@@ -281,9 +289,13 @@ class _Worker:
         self._build_pg(quorum)
 
     @staticmethod
-    def _committed_of(member: Any) -> int:
-        data = json.loads(member.data) if isinstance(member.data, str) else member.data
-        return int(data["committed"])
+    def _data_of(member: Any) -> dict[str, Any]:
+        data = member.data
+        return dict(json.loads(data) if isinstance(data, str) else data)
+
+    @classmethod
+    def _committed_of(cls, member: Any) -> int:
+        return int(cls._data_of(member)["committed"])
 
     def _fail(self, cur: _StepState, dead: list[int], quorum_id: int, t0: float) -> None:
         decision = self.ctl.fail(dead)

@@ -22,6 +22,7 @@ from spare_fast.torch import (  # noqa: E402
     Kill,
     RunResult,
     SpareTrainer,
+    Stall,
     TrainSpec,
     mlp,
     parse_kill,
@@ -109,6 +110,19 @@ def test_spurious_collective_error_rolls_members_back_one_step() -> None:
     assert {g for g, step in result.rollbacks if step == 2} == {0, 2, 3}
     assert {g for g, step in result.rollbacks if step == STEPS - 1} == {0, 1, 2}
     assert all(s.members == (0, 1, 2, 3) and not s.events for s in result.steps)
+    assert max_rel_diff(result.params, reference_params()) <= 1e-10
+
+
+def test_stalled_worker_is_dropped_and_stands_down() -> None:
+    # SIGSTOP for longer than the heartbeat (2 s) and collective (3 s) timeouts: alive, but the
+    # others agree a membership without it; on waking it finds itself dropped and exits.
+    trainer = SpareTrainer(SPEC, LAYOUT, collective_timeout=3.0)
+    result = trainer.run(faults=[Stall(2, 2, 6.0)])
+    assert result.restarts == 0
+    assert all(len(pids) == 1 for pids in result.pids.values())
+    events = [e for s in result.steps for e in s.events]
+    assert [(e.dead, e.step, e.status) for e in events] == [((2,), 2, "OK")]
+    assert result.steps[-1].members == (0, 1, 3)
     assert max_rel_diff(result.params, reference_params()) <= 1e-10
 
 

@@ -32,11 +32,12 @@ from spare_fast.torch._types import (
     Fault,
     Kill,
     RunResult,
+    Stall,
     StepRecord,
     TrainSpec,
     as_timedelta,
 )
-from spare_fast.torch._worker import WorkerConfig
+from spare_fast.torch._worker import EXIT_EXCLUDED, WorkerConfig
 
 __all__ = ["SpareTrainer"]
 
@@ -157,7 +158,7 @@ class SpareTrainer:
         kills: Sequence[Kill] = (),
         run_dir: str | None = None,
         *,
-        faults: Sequence[Fault] = (),
+        faults: Sequence[Fault | Stall] = (),
     ) -> RunResult:
         """Train ``spec.steps`` steps, killing workers as ``kills`` says.
 
@@ -165,9 +166,9 @@ class SpareTrainer:
         ----------
         kills : sequence of Kill, optional
             Workers that SIGKILL themselves at a given step and phase.
-        faults : sequence of Fault, optional
-            Spurious collective errors to inject (a rank that sees its completed all-reduce
-            as failed), which exercise the one-step rollback.
+        faults : sequence of Fault or Stall, optional
+            Faults short of a kill: spurious collective errors (:class:`Fault`, which exercise
+            the one-step rollback) and suspended workers (:class:`Stall`).
         run_dir : str, optional
             Folder for checkpoints and per-worker records; a temporary folder (removed at the
             end) when omitted.
@@ -188,10 +189,10 @@ class SpareTrainer:
         """
         kills = tuple(kills)
         faults = tuple(faults)
-        for name, kind, items in (("kill", Kill, kills), ("fault", Fault, faults)):
+        for name, kind, items in (("kill", Kill, kills), ("fault", (Fault, Stall), faults)):
             for item in items:
                 if not isinstance(item, kind):
-                    raise TypeError(f"{name} = {item!r} is not a {kind.__name__}")
+                    raise TypeError(f"{name} = {item!r} is not a {name.capitalize()}")
                 if not 0 <= item.group < self.layout.n_groups:
                     raise ValueError(
                         f"{name} group = {item.group} is not in [0, {self.layout.n_groups})"
@@ -208,7 +209,9 @@ class SpareTrainer:
                 shutil.rmtree(folder, ignore_errors=True)
 
     # ------------------------------------------------------------------ internals
-    def _run(self, kills: tuple[Kill, ...], faults: tuple[Fault, ...], folder: str) -> RunResult:
+    def _run(
+        self, kills: tuple[Kill, ...], faults: tuple[Fault | Stall, ...], folder: str
+    ) -> RunResult:
         # torchft's Rust side logs every quorum round at INFO level to stderr; keep warnings
         # only unless the caller asked for more (read once, when torchft is first imported).
         os.environ.setdefault("RUST_LOG", "warn")
@@ -254,6 +257,7 @@ class SpareTrainer:
                 bucket_numel=self.bucket_numel,
                 heartbeat_interval=self.heartbeat_interval.total_seconds(),
                 quorum_timeout=self.quorum_timeout.total_seconds(),
+                quorum_poll=1.0,
                 verbose=self.verbose,
             )
             path = os.path.join(folder, f"config-e{epoch}-g{group}.pkl")
@@ -274,7 +278,10 @@ class SpareTrainer:
             while True:
                 exited = {g: p.poll() for g, p in procs.items() if p.poll() is not None}
                 for g, code in exited.items():
-                    if code != 0 and not (code == -signal.SIGKILL and g in planned):
+                    # 0: finished; -9: a planned kill; EXIT_EXCLUDED: dropped by the others.
+                    if code not in (0, EXIT_EXCLUDED) and not (
+                        code == -signal.SIGKILL and g in planned
+                    ):
                         raise RuntimeError(f"worker of group {g} exited with code {code}")
                 if len(exited) == len(procs):
                     break

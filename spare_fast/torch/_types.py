@@ -8,7 +8,16 @@ from datetime import timedelta
 
 import torch
 
-__all__ = ["TrainSpec", "Kill", "Fault", "EventRecord", "StepRecord", "RunResult", "parse_kill"]
+__all__ = [
+    "TrainSpec",
+    "Kill",
+    "Fault",
+    "Stall",
+    "EventRecord",
+    "StepRecord",
+    "RunResult",
+    "parse_kill",
+]
 
 _PHASES = ("compute", "allreduce")
 
@@ -143,6 +152,48 @@ class Fault:
     def __post_init__(self) -> None:
         if int(self.group) < 0 or int(self.step) < 0:
             raise ValueError(f"Fault(group={self.group}, step={self.step}) needs both >= 0")
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Group ``group``'s worker is suspended (SIGSTOP) for ``seconds`` at the start of ``step``.
+
+    A suspended process neither heartbeats nor answers collectives, but it is not dead: if
+    the pause outlasts the heartbeat timeout and the collective timeout, the others agree a
+    membership without it and carry on. When it resumes it finds itself dropped and stands
+    down (exit code 3), which the launcher treats as a failure of that group. Fires once, in
+    the group's first process.
+
+    Parameters
+    ----------
+    group : int
+        The group to suspend.
+    step : int
+        The step at whose start it is suspended.
+    seconds : float
+        Length of the pause.
+
+    Raises
+    ------
+    ValueError
+        If ``group`` or ``step`` is negative or ``seconds`` is not positive.
+
+    Examples
+    --------
+    >>> Stall(2, 3, 6.0)
+    Stall(group=2, step=3, seconds=6.0)
+    """
+
+    group: int
+    step: int
+    seconds: float
+
+    def __post_init__(self) -> None:
+        if int(self.group) < 0 or int(self.step) < 0 or not float(self.seconds) > 0:
+            raise ValueError(
+                f"Stall(group={self.group}, step={self.step}, seconds={self.seconds}) needs "
+                "group, step >= 0 and seconds > 0"
+            )
 
 
 def parse_kill(text: str) -> Kill:

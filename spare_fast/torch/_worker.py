@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -37,7 +38,7 @@ import torch.distributed as dist
 
 from spare_fast.controller import Controller, Status
 from spare_fast.layout import Layout
-from spare_fast.torch._types import EventRecord, Fault, Kill, TrainSpec
+from spare_fast.torch._types import EventRecord, Fault, Kill, Stall, TrainSpec
 
 _CKPT = "checkpoint.pt"
 _FINAL = "final.pt"
@@ -56,11 +57,12 @@ class WorkerConfig:
     lighthouse_addr: str
     run_dir: str
     kills: tuple[Kill, ...]
-    faults: tuple[Fault, ...]
+    faults: tuple[Fault | Stall, ...]
     collective_timeout: float
     bucket_numel: int
     heartbeat_interval: float
     quorum_timeout: float
+    quorum_poll: float
     verbose: bool
 
 
@@ -82,6 +84,14 @@ class ProtocolError(Exception):
     """The agreed quorum contradicts this worker's state (a bug or a false death): fatal."""
 
 
+class Excluded(Exception):
+    """The survivors agreed a membership without this (live) worker: it must stand down."""
+
+
+#: Exit code of a worker that found itself dropped from the membership (a false death).
+EXIT_EXCLUDED = 3
+
+
 class WipeOut(Exception):
     """Raised inside a worker when the agreed membership leaves a type without holders."""
 
@@ -97,6 +107,9 @@ def main(config_path: str) -> None:
     code = 0
     try:
         _Worker(cfg).run()
+    except Excluded as exc:
+        print(f"group {cfg.group} stands down: {exc}", file=sys.stderr, flush=True)
+        code = EXIT_EXCLUDED
     except BaseException:  # noqa: BLE001 - reported here, then the process ends with code 1
         traceback.print_exc()
         code = 1
@@ -142,7 +155,7 @@ class _Worker:
         self.members: tuple[int, ...] = ()
         self.pg: dist.ProcessGroupGloo | None = None
         self.prefix = ""
-        self.fired: set[Kill | Fault] = set()
+        self.fired: set[Kill | Fault | Stall] = set()
         self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
             os.path.join(cfg.run_dir, f"g{self.me}-p{os.getpid()}.jsonl"), "a", encoding="utf-8"
         )
@@ -162,13 +175,38 @@ class _Worker:
             self._stop.wait(self.cfg.heartbeat_interval)
 
     def _quorum(self, shrink_only: bool) -> Any:
-        return self.lighthouse.quorum(
-            replica_id=self.replica_id,
-            timeout=timedelta(seconds=self.cfg.quorum_timeout),
-            step=self.committed,
-            shrink_only=shrink_only,
-            data={"epoch": self.epoch, "committed": self.committed, "pid": os.getpid()},
-        )
+        """Ask the lighthouse for the next quorum.
+
+        While waiting, check the membership the others last agreed on (published in the store
+        with every new gloo group): a worker that was stalled past the heartbeat timeout is
+        alive but no longer a member, and a shrink-only quorum will never take it back.
+        """
+        deadline = time.monotonic() + self.cfg.quorum_timeout
+        while True:
+            if shrink_only:
+                self._check_view()
+            wait = min(self.cfg.quorum_poll, max(deadline - time.monotonic(), 0.001))
+            try:
+                return self.lighthouse.quorum(
+                    replica_id=self.replica_id,
+                    timeout=timedelta(seconds=wait),
+                    step=self.committed,
+                    shrink_only=shrink_only,
+                    data={"epoch": self.epoch, "committed": self.committed, "pid": os.getpid()},
+                )
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def _publish_view(self) -> None:
+        self.store.set(f"e{self.epoch}/view", json.dumps(list(self.members)))
+
+    def _check_view(self) -> None:
+        key = f"e{self.epoch}/view"
+        if self.store.check([key]):
+            members = json.loads(self.store.get(key).decode())
+            if self.me not in members:
+                raise Excluded(f"epoch {self.epoch} members are now {members}")
 
     @staticmethod
     def _groups_of(quorum: Any) -> tuple[int, ...]:
@@ -208,6 +246,7 @@ class _Worker:
             time.sleep(0.05)
         self.members = everyone
         self._build_pg(quorum)
+        self._publish_view()
 
     # ------------------------------------------------------------------ compute
     def _flat(self) -> torch.Tensor:
@@ -243,6 +282,17 @@ class _Worker:
                     self.log.flush()
                     os.kill(os.getpid(), signal.SIGKILL)
 
+    def _maybe_stall(self, step: int) -> None:
+        for stall in self.cfg.faults:
+            if isinstance(stall, Stall) and (stall.group, stall.step) == (self.me, step):
+                if stall not in self.fired:
+                    self.fired.add(stall)
+                    # A stopped process cannot wake itself: a helper sends SIGCONT later.
+                    subprocess.Popen(
+                        ["sh", "-c", f"sleep {float(stall.seconds)}; kill -CONT {os.getpid()}"]
+                    )
+                    os.kill(os.getpid(), signal.SIGSTOP)
+
     def _begin(self, step: int) -> _StepState:
         comp = np.asarray(self.ctl.assignment, dtype=np.int64).copy()
         mine = [int(t) for t in np.flatnonzero(comp == self.me)]
@@ -256,6 +306,7 @@ class _Worker:
             pre_optim=copy.deepcopy(self.optim.state_dict()),
         )
         self._maybe_kill(step, "compute")
+        self._maybe_stall(step)
         state.local = self._grad_sum(step, mine)
         return state
 
@@ -287,6 +338,7 @@ class _Worker:
         if dead:
             self._fail(self.cur, dead, quorum.quorum_id, t0)
         self._build_pg(quorum)
+        self._publish_view()
 
     @staticmethod
     def _data_of(member: Any) -> dict[str, Any]:

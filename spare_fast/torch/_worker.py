@@ -167,7 +167,12 @@ class _Worker:
         client = LighthouseClient(
             addr=self.cfg.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
+        launcher = os.getppid()
         while not self._stop.is_set():
+            if os.getppid() != launcher:
+                # The launcher is gone (killed, or its run timed out): nobody will collect this
+                # run, so do not linger in collectives and quorums until their timeouts.
+                os._exit(1)
             try:
                 client.heartbeat(self.replica_id, timeout=timedelta(seconds=5))
             except Exception:  # noqa: BLE001 - a missed beat is retried; the lighthouse decides

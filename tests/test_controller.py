@@ -35,7 +35,7 @@ def check_valid(stacks_before, stacks_after, alive, decision):
     s = np.asarray(stacks_after)
     assert (a >= 0).all() and alive[a].all()
     assert (np.bincount(a, minlength=s.shape[0]) <= decision.depth).all()
-    top = s[a, :decision.depth]
+    top = s[a, : decision.depth]
     assert (top == np.arange(len(a))[:, None]).any(axis=1).all()
     assert np.array_equal(np.sort(s, axis=1), np.sort(stacks_before, axis=1))
 
@@ -75,7 +75,10 @@ def test_solve_matches_ortools_up_to_2000_groups():
         alive = rng.random(stacks.shape[0]) > rng.uniform(0.0, 0.5)
         cost = rng.integers(0, 6, size=stacks.shape) if i % 2 else None
         d = solve(stacks, alive, move_cost=cost)
-        assert (d.status.name, d.depth, d.moves) == ortools_reference(stacks, alive, cost), (i, kind)
+        assert (d.status.name, d.depth, d.moves) == ortools_reference(stacks, alive, cost), (
+            i,
+            kind,
+        )
         if d.status == Status.OK:
             check_valid(stacks, d.stacks, alive, d)
 
@@ -279,10 +282,13 @@ def test_two_threads_two_controllers_match_sequential_runs():
         out.extend((d.status, d.depth, d.moves) for d in (ctl.fail(int(g)) for g in order))
 
     sequential = [[], []]
-    for order, out in zip(orders, sequential):
+    for order, out in zip(orders, sequential, strict=False):
         run(order, out)
     threaded = [[], []]
-    threads = [threading.Thread(target=run, args=(o, out)) for o, out in zip(orders, threaded)]
+    threads = [
+        threading.Thread(target=run, args=(o, out))
+        for o, out in zip(orders, threaded, strict=False)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -62,7 +62,9 @@ def test_from_stacks_rejects_repeat_within_stack_naming_cell():
 
 
 def test_from_stacks_rejects_unequal_counts_naming_cell():
-    with pytest.raises(ValueError, match=r"stacks\[1, 0\] = 1: type 1 is held 1 times, but type 0 is held 2 times"):
+    with pytest.raises(
+        ValueError, match=r"stacks\[1, 0\] = 1: type 1 is held 1 times, but type 0 is held 2 times"
+    ):
         Layout.from_stacks([[0, 2], [1, 2], [2, 0]])
 
 

@@ -77,6 +77,12 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
 std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                                          Span<std::int64_t> capacity);
 
+// The same, with the work budget of the augmenting-search pass given (entries and slots
+// scanned; negative: the default 4 (E + n_left + n_slots)); past it Hopcroft-Karp phases
+// finish. For tests, which drive both stages through it; callers use the overload above.
+std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
+                                         Span<std::int64_t> capacity, std::int64_t search_budget);
+
 // Outcome of min_cost_flow (values shared with the Python enum spare_fast.graph).
 enum class MinCostFlowStatus : std::int32_t {
   kOptimal = 0,     // every supply routed; the flow has minimum cost

@@ -371,11 +371,12 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   // A right vertex never holds more left vertices than n_left, nor more than it has entries,
   // so clamping its capacity to either changes nothing. Clamping to n_left is free; when the
   // slots would still outnumber E + n_left, count entries too so that storage stays O(V + E).
-  std::vector<Index> cap(n_right, 0);
+  // right[j].end holds the clamped capacity until the slot ranges are laid out below.
+  std::vector<Right> right(n_right);
   std::int64_t total = 0;
   for (std::size_t j = 0; j < n_right; ++j) {
     const std::int64_t c = std::min<std::int64_t>(capacity[j], static_cast<std::int64_t>(n_left));
-    cap[j] = static_cast<Index>(c);
+    right[j].end = static_cast<Index>(c);
     total += c;
   }
   const auto slot_limit = std::min<std::int64_t>(static_cast<std::int64_t>(indices.size + n_left),
@@ -383,13 +384,13 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   if (total > slot_limit) {
     std::vector<Index> degree(n_right, 0);
     for (std::size_t k = 0; k < indices.size; ++k) ++degree[as_size(indices[k])];
-    for (std::size_t j = 0; j < n_right; ++j) cap[j] = std::min(cap[j], degree[j]);
+    for (std::size_t j = 0; j < n_right; ++j) right[j].end = std::min(right[j].end, degree[j]);
   }
-  std::vector<Right> right(n_right);
   Index n_slots = 0;
-  for (std::size_t j = 0; j < n_right; ++j) {
-    right[j] = Right{n_slots, n_slots, n_slots + cap[j], kUnreached};
-    n_slots += cap[j];
+  for (Right& r : right) {
+    const Index c = r.end;
+    r = Right{n_slots, n_slots, n_slots + c, kUnreached};
+    n_slots += c;
   }
   std::vector<Index> slots(as_size(n_slots));
   std::vector<Index> mate(n_left, -1);

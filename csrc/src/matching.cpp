@@ -36,9 +36,10 @@ void check_csr(Span<std::int32_t> indptr, Span<std::int32_t> indices, std::int64
 
 std::size_t as_size(std::int32_t v) { return static_cast<std::size_t>(v); }
 
-// Whether first fit left enough work for the phases that a better start (Karp-Sipser for
-// matching, the pressure greedy for b-matching) pays off: the gap between the matched count and the trivial bound min(left vertices with edges, slots)
-// exceeds max(64, n_left / 32). On SPARe graphs first fit reaches the bound and the gap is 0.
+// Whether first fit left enough work that a better start (Karp-Sipser for matching, the
+// pressure greedy for b-matching) pays off: the gap between the matched count and the
+// trivial bound min(left vertices with edges, slots) exceeds max(64, n_left / 32). On SPARe
+// graphs first fit reaches the bound and the gap is 0.
 bool worth_better_start(std::size_t n_free, std::size_t n_with_edges, std::size_t n_slots,
                        std::size_t n_left) {
   const std::size_t bound = std::min(n_with_edges, n_slots);
@@ -442,10 +443,10 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   std::vector<Index> queue;
   queue.reserve(n_left);
   std::vector<Index> reached_right;
-  const std::int64_t budget =
-      search_budget >= 0 ? search_budget
-                         : 4 * (static_cast<std::int64_t>(indices.size) +
-                                static_cast<std::int64_t>(n_left) + static_cast<std::int64_t>(n_slots));
+  const std::int64_t default_budget =
+      4 * (static_cast<std::int64_t>(indices.size) + static_cast<std::int64_t>(n_left) +
+           static_cast<std::int64_t>(n_slots));
+  const std::int64_t budget = search_budget >= 0 ? search_budget : default_budget;
   std::int64_t work = 0;
   std::size_t next_root = 0;
   for (Index search = 0; next_root < free_left.size() && work <= budget; ++next_root) {

@@ -12,8 +12,10 @@ and for the ratios alone, interleaved and printed as a table:
 Instances: SPARe-shaped bipartite graphs (types x alive groups, an edge where the group holds
 the type; N = 10,000 and 100,000 groups, r = 20, cyclic layout, 30% of the groups failed,
 seed 0), random bipartite graphs with 1M+ edges, and the move-minimising network of SPEC
-section 3 at the minimal depth S. Every benchmark asserts that its answer (matching size,
-b-matching size, min-cost-flow status and cost) equals the peer's.
+section 3 at the minimal depth S. The b-matching also runs on the matching instance with every
+capacity 1: near-perfect, with long augmenting paths, its hard regime. Every benchmark asserts
+that its answer (matching size, b-matching size, min-cost-flow status and cost) equals the
+peer's.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ def random_graph(kind: str):
     if kind == "matching":  # 1.25M edges, 250k x 250k, mean degree 5
         indptr, indices = random_bipartite(250_000, 250_000, 1_250_000, seed=1)
         return indptr, indices, 250_000
+    if kind == "b-unit":  # the matching instance as a b-matching, every capacity 1
+        indptr, indices, n_right = random_graph("matching")
+        return indptr, indices, np.ones(n_right, dtype=np.int64)
     # b-matching: 400k left, 200k right with capacity 1..3, 1.2M edges
     indptr, indices = random_bipartite(400_000, 200_000, 1_200_000, seed=2)
     capacity = np.random.default_rng(3).integers(1, 4, size=200_000).astype(np.int64)
@@ -195,6 +200,14 @@ CASES = [
         "random-1.2M-edges",
         "expand+scipy",
         b_setup(lambda: random_graph("b"), True),
+        _size,
+        rounds=3,
+    ),
+    Case(
+        "max_b_matching",
+        "random-1.25M-edges-cap1",
+        "scipy-expanded",
+        b_setup(lambda: random_graph("b-unit"), False),
         _size,
         rounds=3,
     ),

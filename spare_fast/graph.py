@@ -182,21 +182,26 @@ def max_b_matching(
     -----
     In SPARe's phase 1 the left vertices are the types, the right vertices the alive groups
     and every capacity is the stack depth S. Right vertices are not expanded into capacity
-    copies: a full right vertex is a single BFS node whose assigned left vertices are its
-    successors, so each Hopcroft-Karp phase costs O(V + E) whatever the capacities, and there
-    are O(sqrt(V)) phases. The slot-expanded graph would have ``sum_j capacity[j] *
-    degree(j)`` edges. Greedy first-fit start; where it leaves a large gap (random sparse
-    graphs) a Karp-Sipser start replaces it: left vertices with a single usable right vertex
-    are assigned first, the others in increasing degree order to the neighbour with the most
-    room.
+    copies: a full right vertex is a single search node whose assigned left vertices are its
+    successors (the slot-expanded graph would have ``sum_j capacity[j] * degree(j)`` edges).
+    Greedy first-fit start; where it leaves a large gap (random sparse graphs) a pressure
+    greedy replaces it: left vertices in increasing degree order, each to the neighbour with
+    the most room per left vertex still waiting for it. Then one augmenting search per free
+    left vertex: a BFS over alternating paths that stops at the first vertex with an entry at
+    a right vertex with room. A failed search marks everything it reached dead for good (that
+    set has no room and no later augmenting path enters it), so failures cost O(V + E) in all
+    and after one pass the b-matching is maximum. The pass has a work budget of O(V + E);
+    past it, capacity-aware Hopcroft-Karp phases finish, so the worst case stays
+    O((V + E) sqrt(V)) time, with O(V + E) memory.
 
     References
     ----------
     .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
        bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
     .. [2] A. Schrijver, "Combinatorial Optimization", Springer, 2003, ch. 21 (b-matchings).
-    .. [3] R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd
-       FOCS, 364-375, 1981. doi:10.1109/SFCS.1981.21
+    .. [3] I. S. Duff, K. Kaya and B. Ucar, "Design, implementation, and analysis of maximum
+       transversal algorithms", ACM Trans. Math. Softw. 38(2), 13:1-13:31, 2011.
+       doi:10.1145/2049673.2049677
 
     Examples
     --------

@@ -109,8 +109,8 @@ def test_max_b_matching_medium_random_graphs_match_scipy_on_expanded_graph():
 
 
 def test_max_b_matching_high_degree_rows_on_sparse_graph():
-    # Sparse enough that first fit leaves many free vertices (the Karp-Sipser start runs), with
-    # rows of 300+ entries (more than its one-byte degree counters track exactly).
+    # Sparse enough that first fit leaves many free vertices (the pressure-greedy start runs),
+    # with rows of 300+ entries (more than its degree buckets tell apart).
     rng = np.random.default_rng(19)
     indptr, indices = random_bipartite(3000, 1000, 4000, seed=5)
     heavy = rng.integers(0, 1000, size=(3, 300)).astype(np.int32)

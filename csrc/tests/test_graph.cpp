@@ -156,11 +156,17 @@ void test_b_matching_random() {
     for (auto& c : cap) c = static_cast<std::int64_t>(rng() % 4);
     if (trial % 10 == 0 && !cap.empty()) cap[0] = std::numeric_limits<std::int64_t>::max();
     const I32 mate = sf::max_b_matching(span(g.indptr), span(g.indices), span(cap));
-    CHECK(matching_size(g, mate, cap) == brute_b_matching(g, cap));
+    const auto best = brute_b_matching(g, cap);
+    CHECK(matching_size(g, mate, cap) == best);
+    // Work budgets 0 and 3 hand over to the Hopcroft-Karp phases after the first searches.
+    for (const std::int64_t budget : {0, 3}) {
+      const I32 phased = sf::max_b_matching(span(g.indptr), span(g.indices), span(cap), budget);
+      CHECK(matching_size(g, phased, cap) == best);
+    }
   }
 }
 
-// Larger graphs, where first fit leaves enough free vertices for the Karp-Sipser start:
+// Larger graphs, where first fit leaves enough free vertices for the pressure-greedy start:
 // the b-matching size must equal Hopcroft-Karp's on the slot-expanded graph.
 void test_b_matching_large_vs_expanded() {
   std::mt19937 rng(4);
@@ -196,7 +202,13 @@ void test_b_matching_large_vs_expanded() {
     const I32 ref = sf::hopcroft_karp(span(expanded.indptr), span(expanded.indices),
                                       expanded.n_right);
     const I64 ones(static_cast<std::size_t>(expanded.n_right), 1);
-    CHECK(matching_size(g, mate, cap) == matching_size(expanded, ref, ones));
+    const auto best = matching_size(expanded, ref, ones);
+    CHECK(matching_size(g, mate, cap) == best);
+    // The same through the Hopcroft-Karp phases: right away, and after some searches.
+    for (const std::int64_t budget : {0, 500}) {
+      const I32 phased = sf::max_b_matching(span(g.indptr), span(g.indices), span(cap), budget);
+      CHECK(matching_size(g, phased, cap) == best);
+    }
   }
 }
 

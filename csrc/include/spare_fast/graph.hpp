@@ -27,12 +27,17 @@
 // Complexity
 // ----------
 // * hopcroft_karp: O(E sqrt(V)) time, O(V) extra memory besides the output.
-// * max_b_matching: O((V + E) sqrt(n_left)) time: capacity-aware Hopcroft-Karp phases
-//   (shortest augmenting paths through full right vertices, disjoint on the left within a
-//   phase), each O(V + E); the phases mirror those of Hopcroft-Karp on the slot-expanded
-//   graph, so its phase bound carries over. O(V + E) memory: right vertex j is never expanded
-//   into capacity[j] copies. Greedy first fit, or a Karp-Sipser start (forced degree-1
-//   assignments first) when first fit leaves many left vertices free.
+// * max_b_matching: O((V + E) sqrt(n_left)) time, O(V + E) memory: right vertex j is never
+//   expanded into capacity[j] copies. Greedy first fit, or a pressure-greedy start (left
+//   vertices by increasing degree to the neighbour with the most room per pending left
+//   vertex) when first fit leaves many left vertices free. Then one augmenting search per
+//   free left vertex (BFS over alternating paths, stopping at the first vertex with an entry
+//   at a right vertex with room); a failed search marks what it reached dead for good (it is
+//   closed and has no room, so no later augmenting path enters it). After that pass the
+//   b-matching is maximum. The pass runs on a work budget of O(V + E) scanned entries and
+//   slots; past it, capacity-aware Hopcroft-Karp phases (shortest augmenting paths through
+//   full right vertices, disjoint on the left within a phase, each O(V + E), mirroring the
+//   phases on the slot-expanded graph) finish, which keeps the bound.
 // * min_cost_flow: primal-dual successive shortest paths. Each phase runs one Dijkstra
 //   (reduced costs with Johnson potentials, O(E log V)) and then a Dinic maximum flow on the
 //   admissible subgraph (residual arcs of zero reduced cost), so every shortest path of the
@@ -47,6 +52,9 @@
 //   graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
 // * R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd FOCS,
 //   364-375, 1981. doi:10.1109/SFCS.1981.21 (the degree-1 start)
+// * I. S. Duff, K. Kaya and B. Ucar, "Design, implementation, and analysis of maximum
+//   transversal algorithms", ACM Trans. Math. Softw. 38(2), 13:1-13:31, 2011.
+//   doi:10.1145/2049673.2049677 (single-source augmenting searches, lookahead)
 // * R. K. Ahuja, T. L. Magnanti and J. B. Orlin, "Network Flows", Prentice Hall, 1993:
 //   ch. 9.7 (primal-dual algorithm), ch. 7.4 (Dinic's blocking flows).
 // * J. Edmonds and R. M. Karp, "Theoretical improvements in algorithmic efficiency for network
@@ -76,6 +84,12 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
 // left vertex, its right vertex or -1; the number of assigned left vertices is maximum.
 std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
                                          Span<std::int64_t> capacity);
+
+// The same, with the work budget of the augmenting-search pass given (entries and slots
+// scanned; negative: the default 4 (E + n_left + n_slots)); past it Hopcroft-Karp phases
+// finish. For tests, which drive both stages through it; callers use the overload above.
+std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
+                                         Span<std::int64_t> capacity, std::int64_t search_budget);
 
 // Outcome of min_cost_flow (values shared with the Python enum spare_fast.graph).
 enum class MinCostFlowStatus : std::int32_t {

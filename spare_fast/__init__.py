@@ -8,8 +8,9 @@ each step, at the smallest stack depth and with the fewest moves.
 
 from __future__ import annotations
 
+from spare_fast.controller import Controller, Decision, Status, solve
 from spare_fast.layout import Layout
 
 __version__ = "0.1.0"
 
-__all__ = ["Layout", "__version__"]
+__all__ = ["Controller", "Decision", "Layout", "Status", "__version__", "solve"]

@@ -1,0 +1,188 @@
+// ReCtlr: the SPARe reordering controller.
+//
+// Problem. N groups each hold a stack of `height` distinct shard types; every one of the T
+// types sits in the same number R of stacks (the redundancy). Each step every alive group
+// computes the types in its top S layers (S is the depth). After failures, rejoins or a restart
+// the controller decides
+//   * the depth S*: the smallest S such that every type can be given to one alive holder with
+//     at most S types per group (a group may reorder its own stack freely);
+//   * the assignment: a provider for every type, of minimal total move cost at depth S*, where
+//     giving type t to group g costs 0 if t already sits in g's top S* layers before the event
+//     and move_cost[g, layer] otherwise (default 1: the number of swaps);
+//   * the new stacks: each group's stack with its assigned types swapped into its top S* layers;
+//   * the patch: the (type, new provider) pairs of the types whose provider died in the event.
+// A type with no alive holder is a wipe-out: no depth helps, the job needs a global restart.
+//
+// Invariants kept between events (they make the incremental path exact):
+//   (I1) every assigned type sits in its provider's top `depth` layers, so measured against the
+//        current stacks the assignment costs 0, hence it is a min-cost flow for its value;
+//   (I2) load[g] = number of types provided by g <= depth, for every alive g;
+//   (I3) alive_holders[t] = number of alive groups holding t.
+//
+// Algorithm. One failure displaces the failed group's few assigned types. A displaced type that
+// sits in an alive holder's top S layers goes there at cost 0 (that holder computes it without
+// providing it, so its load is below S). The rest are routed by successive shortest augmenting
+// paths (Dijkstra with Johnson potentials) in the residual graph source -> type -> group -> sink;
+// starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant). If
+// no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
+// an augmenting path never gains one), so the depth rises and a full solve runs at S+1, S+2, ...
+// Rejoins that may lower the depth and restarts also run the full solve: greedy zero-cost
+// assignment, then SSP for the remaining types, from the lowest depth ceil(T / alive) up.
+//
+// Complexity. Validation and construction O(N * height). A failure that needs no depth change
+// costs O(height * R) per displaced type plus the explored part of the residual graph, which is
+// small unless spare capacity is nearly exhausted. A full solve is O(E log E) per augmentation
+// in the worst case, with E = N * height, and in practice close to O(E).
+//
+// References. J. E. Hopcroft, R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
+// bipartite graphs", SIAM J. Comput. 2(4), 1973. J. Edmonds, R. M. Karp, "Theoretical
+// improvements in algorithmic efficiency for network flow problems", J. ACM 19(2), 1972.
+// Lee et al., "SPARe: Stacked Parallelism with Adaptive Reordering for Fault-Tolerant LLM
+// Pretraining Systems with 100k+ GPUs", ICML 2026.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spare_fast/validate.hpp"
+
+namespace spare_fast {
+
+// Outcome of a decision. A wipe-out is an expected outcome, reported as a value.
+enum class Status : std::int32_t { kOk = 0, kWipeout = 1 };
+
+// The result of one controller event (or of a stateless solve). The assignment and stacks are
+// not copied here: read them from the controller (or from the solve's outputs).
+struct Decision {
+  Status status = Status::kOk;
+  // 0: the stacks before the event already held every assigned type in the top `depth` layers
+  //    (nothing moves); 1: the depth search found a wipe-out; 2: a reorder was computed.
+  std::int32_t phase = 0;
+  // Minimal depth S*; 0 on wipe-out.
+  std::int32_t depth = 0;
+  // Minimal total move cost at depth S*; 0 on wipe-out.
+  std::int64_t moves = 0;
+  // Number of (type, group) pairs swapped into a top layer (equals moves for unit costs).
+  std::int64_t swaps = 0;
+  // Flattened rows (type, group): types whose provider died in this event, with the survivor
+  // that now provides them.
+  std::vector<std::int32_t> patch;
+  // Wall-clock seconds spent deciding (validation included).
+  double seconds = 0.0;
+  // True when the decision needed the full solve (depth change, rejoin, restart).
+  bool full_solve = false;
+};
+
+class Controller {
+ public:
+  // stacks: n_groups x height row-major; every type in [0, T) appears equally often and at most
+  // once per stack. move_cost: empty (all ones) or n_groups x height nonnegative costs.
+  // Throws std::invalid_argument / std::out_of_range naming the first bad cell.
+  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<std::int64_t> move_cost);
+
+  // Events. Each validates its whole input first; a rejected call changes nothing.
+  Decision fail(Span<std::int32_t> groups);
+  Decision rejoin(Span<std::int32_t> groups);
+  Decision restart();
+
+  // Stateless from-scratch decision on `stacks` (the current orders) and `alive`. Writes the
+  // assignment (T entries, -1 on wipe-out) and the reordered stacks if the pointers are given.
+  static Decision solve(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                        Span<std::uint8_t> alive, Span<std::int64_t> move_cost,
+                        std::vector<std::int32_t>* assignment_out,
+                        std::vector<std::int32_t>* stacks_out);
+
+  // Serialisation: a self-checking binary image (magic, version, sizes, arrays, checksum).
+  std::string snapshot() const;
+  static Controller restore(const std::string& data);
+
+  std::int32_t n_groups() const { return n_groups_; }
+  std::int32_t n_types() const { return n_types_; }
+  std::int32_t height() const { return height_; }
+  std::int32_t redundancy() const { return redundancy_; }
+  std::int32_t depth() const { return depth_; }
+  std::int32_t n_alive() const { return n_alive_; }
+  bool wiped_out() const { return wiped_out_; }
+  std::uint64_t events() const { return events_; }
+  const std::int32_t* stacks() const { return stacks_.data(); }
+  const std::int32_t* initial_stacks() const { return initial_stacks_.data(); }
+  const std::uint8_t* alive() const { return alive_.data(); }
+  const std::int32_t* assignment() const { return assign_.data(); }
+  const std::int32_t* load() const { return load_.data(); }
+  const std::int64_t* move_cost() const { return move_cost_.data(); }
+  bool unit_costs() const { return unit_costs_; }
+
+ private:
+  struct NoInitTag {};
+  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<std::int64_t> move_cost, NoInitTag);
+
+  // Layer of holder slot k (= t * R + i) in its group's current stack.
+  std::int64_t cost_of_slot(std::int64_t slot) const;
+  void validate_groups(Span<std::int32_t> groups, bool want_alive) const;
+  void set_all_alive();
+  // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
+  // "before" reference. Returns false on wipe-out (some type has no alive holder).
+  bool full_solve(std::int32_t s_min);
+  // Greedy zero-cost assignment of every type, then SSP for the rest. False if infeasible at S.
+  bool assign_at_depth(std::int32_t s);
+  // One shortest augmenting path from unassigned type t; false if none exists.
+  bool augment_from(std::int32_t t);
+  void reset_potentials();
+  std::int64_t potential(std::int32_t v) const;
+  void record_change(std::int32_t t);
+  // Moves every assigned type into its provider's top `depth_` layers; sums moves and swaps.
+  void reorder_stacks(Decision& d);
+  void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b);
+  void finish(Decision& d, bool ok, std::int32_t old_depth);
+
+  std::int32_t n_groups_ = 0;
+  std::int32_t n_types_ = 0;
+  std::int32_t height_ = 0;
+  std::int32_t redundancy_ = 0;
+  std::int32_t depth_ = 1;
+  std::int32_t n_alive_ = 0;
+  bool wiped_out_ = false;
+  bool unit_costs_ = true;
+  std::uint64_t events_ = 0;
+
+  std::vector<std::int32_t> initial_stacks_;  // the layout, for restart()
+  std::vector<std::int32_t> stacks_;          // current order, n_groups x height
+  std::vector<std::int64_t> move_cost_;       // per (group, layer); empty when unit_costs_
+  std::vector<std::int32_t> holder_;          // holder slot k = t * R + i -> group
+  std::vector<std::int32_t> slot_layer_;      // holder slot -> layer in that group's stack
+  std::vector<std::int32_t> cell_slot_;       // (group, layer) -> holder slot
+  std::vector<std::uint8_t> alive_;
+  std::vector<std::int32_t> alive_holders_;   // (I3)
+  std::vector<std::int32_t> assign_;          // type -> provider group, -1 if none
+  std::vector<std::int32_t> load_;            // (I2)
+
+  // Restart state: the initial decision, computed once.
+  std::vector<std::int32_t> initial_assign_;
+  std::int32_t initial_depth_ = 1;
+
+  // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
+  std::vector<std::int64_t> dist_;
+  std::vector<std::int32_t> parent_;       // previous node on the shortest path
+  std::vector<std::uint32_t> dist_stamp_;  // dist_/parent_ valid iff == search_stamp_
+  std::vector<std::uint8_t> settled_;
+  std::vector<std::int32_t> settled_list_;
+  std::uint32_t search_stamp_ = 0;
+  // Johnson potentials, lazily reset per event: p(v) = pot_[v] + pot_shift_ if pot_stamp_[v] ==
+  // pot_epoch_, else pot_shift_.
+  std::vector<std::int64_t> pot_;
+  std::vector<std::uint32_t> pot_stamp_;
+  std::uint32_t pot_epoch_ = 0;
+  std::int64_t pot_shift_ = 0;
+  // Types whose provider changed during the event, for the move count.
+  std::vector<std::int32_t> changed_;
+  std::vector<std::uint8_t> changed_flag_;
+  // Cost reference: S used to price edges during the current search.
+  std::int32_t price_depth_ = 1;
+  // Before-event layer of each holder slot (only valid while an event is being decided: stacks
+  // are reordered only at the end, so slot_layer_ is the before-event layer throughout).
+};
+
+}  // namespace spare_fast

@@ -1,0 +1,903 @@
+#include "spare_fast/controller.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <utility>
+
+namespace spare_fast {
+
+namespace {
+
+constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
+// Costs are summed along paths and over all types; this cap keeps every sum far from overflow.
+constexpr std::int64_t kMaxMoveCost = std::int64_t{1} << 40;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::int32_t ceil_div(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int32_t>((a + b - 1) / b);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Construction and validation
+// ---------------------------------------------------------------------------------------------
+
+Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                       Span<std::int64_t> move_cost, NoInitTag) {
+  if (n_groups < 1) {
+    throw std::invalid_argument("n_groups = " + std::to_string(n_groups) + " must be >= 1");
+  }
+  if (height < 1) {
+    throw std::invalid_argument("height = " + std::to_string(height) + " must be >= 1");
+  }
+  check_fits_int32("n_groups", n_groups);
+  check_fits_int32("height", height);
+  check_fits_int32("n_groups * height", n_groups * height);
+  check_length("stacks", stacks.size, static_cast<std::size_t>(n_groups * height));
+  const auto n = static_cast<std::int32_t>(n_groups);
+  const auto h = static_cast<std::int32_t>(height);
+  const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
+
+  std::int32_t max_type = -1;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const std::int32_t t = stacks[c];
+    if (t < 0 || t == std::numeric_limits<std::int32_t>::max()) {
+      check_range(index_name("stacks", c / static_cast<std::size_t>(h),
+                             c % static_cast<std::size_t>(h)),
+                  t, 0, std::numeric_limits<std::int32_t>::max());
+    }
+    max_type = std::max(max_type, t);
+  }
+  const std::int32_t n_types = max_type + 1;
+  // Types distinct within each stack: stamp each type with the last row that held it.
+  std::vector<std::int32_t> seen_row(static_cast<std::size_t>(n_types), -1);
+  std::vector<std::int32_t> seen_layer(static_cast<std::size_t>(n_types), -1);
+  std::vector<std::int32_t> count(static_cast<std::size_t>(n_types), 0);
+  for (std::int32_t g = 0; g < n; ++g) {
+    for (std::int32_t l = 0; l < h; ++l) {
+      const auto t = static_cast<std::size_t>(stacks[static_cast<std::size_t>(g) * static_cast<std::size_t>(h) + static_cast<std::size_t>(l)]);
+      if (seen_row[t] == g) {
+        throw std::invalid_argument(
+            index_name("stacks", static_cast<std::size_t>(g), static_cast<std::size_t>(l)) +
+            " = " + std::to_string(t) + " repeats " +
+            index_name("stacks", static_cast<std::size_t>(g),
+                       static_cast<std::size_t>(seen_layer[t])) +
+            ": types must be distinct within a stack");
+      }
+      seen_row[t] = g;
+      seen_layer[t] = l;
+      ++count[t];
+    }
+  }
+  const std::int32_t r = count[static_cast<std::size_t>(stacks[0])];
+  for (std::int32_t t = 0; t < n_types; ++t) {
+    const std::int32_t ct = count[static_cast<std::size_t>(t)];
+    if (ct == r) continue;
+    if (ct == 0) {
+      throw std::invalid_argument("type " + std::to_string(t) +
+                                  " is held by no group (types must be 0.." +
+                                  std::to_string(n_types - 1) + ", each held " +
+                                  std::to_string(r) + " times)");
+    }
+    for (std::size_t c = 0; c < cells; ++c) {
+      if (stacks[c] == t) {
+        throw std::invalid_argument(
+            index_name("stacks", c / static_cast<std::size_t>(h), c % static_cast<std::size_t>(h)) +
+            " = " + std::to_string(t) + ": type " + std::to_string(t) + " is held " +
+            std::to_string(ct) + " times, but type " + std::to_string(stacks[0]) + " is held " +
+            std::to_string(r) + " times; every type must be held equally often");
+      }
+    }
+  }
+  if (!move_cost.empty()) {
+    check_length("move_cost", move_cost.size, cells);
+    for (std::size_t c = 0; c < cells; ++c) {
+      const std::int64_t v = move_cost[c];
+      if (v < 0 || v > kMaxMoveCost) {
+        throw std::invalid_argument(
+            index_name("move_cost", c / static_cast<std::size_t>(h),
+                       c % static_cast<std::size_t>(h)) +
+            " = " + std::to_string(v) + " is not in [0, 2**40]");
+      }
+    }
+  }
+
+  n_groups_ = n;
+  n_types_ = n_types;
+  height_ = h;
+  redundancy_ = r;
+  initial_stacks_.assign(stacks.begin(), stacks.end());
+  stacks_ = initial_stacks_;
+  unit_costs_ = true;
+  if (!move_cost.empty()) {
+    for (std::size_t c = 0; c < cells; ++c) {
+      if (move_cost[c] != 1) unit_costs_ = false;
+    }
+    if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
+  }
+
+  const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
+  holder_.assign(slots, -1);
+  slot_layer_.assign(slots, -1);
+  cell_slot_.assign(cells, -1);
+  std::vector<std::int32_t> fill(static_cast<std::size_t>(n_types), 0);
+  for (std::int32_t g = 0; g < n; ++g) {
+    for (std::int32_t l = 0; l < h; ++l) {
+      const std::size_t cell = static_cast<std::size_t>(g) * static_cast<std::size_t>(h) + static_cast<std::size_t>(l);
+      const auto t = static_cast<std::size_t>(stacks_[cell]);
+      const std::size_t k = t * static_cast<std::size_t>(r) + static_cast<std::size_t>(fill[t]++);
+      holder_[k] = g;
+      slot_layer_[k] = l;
+      cell_slot_[cell] = static_cast<std::int32_t>(k);
+    }
+  }
+
+  alive_.assign(static_cast<std::size_t>(n), 1);
+  alive_holders_.assign(static_cast<std::size_t>(n_types), r);
+  assign_.assign(static_cast<std::size_t>(n_types), -1);
+  load_.assign(static_cast<std::size_t>(n), 0);
+  n_alive_ = n;
+
+  const std::size_t nodes = static_cast<std::size_t>(n_types) + static_cast<std::size_t>(n) + 1;
+  dist_.assign(nodes, 0);
+  parent_.assign(nodes, -1);
+  dist_stamp_.assign(nodes, 0);
+  settled_.assign(nodes, 0);
+  pot_.assign(nodes, 0);
+  pot_stamp_.assign(nodes, 0);
+  changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
+}
+
+Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                       Span<std::int64_t> move_cost)
+    : Controller(stacks, n_groups, height, move_cost, NoInitTag{}) {
+  Decision d;
+  full_solve(1);
+  reorder_stacks(d);
+  initial_stacks_ = stacks_;
+  initial_assign_ = assign_;
+  initial_depth_ = depth_;
+}
+
+void Controller::set_all_alive() {
+  std::fill(alive_.begin(), alive_.end(), std::uint8_t{1});
+  std::fill(alive_holders_.begin(), alive_holders_.end(), redundancy_);
+  n_alive_ = n_groups_;
+}
+
+void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
+  // Linear in len(groups): a sorted copy finds repeats without an O(N) scratch array.
+  for (std::size_t i = 0; i < groups.size; ++i) {
+    check_range(index_name("groups", i), groups[i], 0, n_groups_);
+  }
+  for (std::size_t i = 0; i < groups.size; ++i) {
+    const auto g = static_cast<std::size_t>(groups[i]);
+    if ((alive_[g] != 0) != want_alive) {
+      throw std::invalid_argument(index_name("groups", i) + " = " + std::to_string(groups[i]) +
+                                  (want_alive ? " is already dead" : " is already alive"));
+    }
+  }
+  if (groups.size > 1) {
+    std::vector<std::pair<std::int32_t, std::size_t>> sorted;
+    sorted.reserve(groups.size);
+    for (std::size_t i = 0; i < groups.size; ++i) sorted.emplace_back(groups[i], i);
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+      if (sorted[i].first == sorted[i - 1].first) {
+        throw std::invalid_argument(index_name("groups", sorted[i].second) + " = " +
+                                    std::to_string(sorted[i].first) + " repeats " +
+                                    index_name("groups", sorted[i - 1].second));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Costs and potentials
+// ---------------------------------------------------------------------------------------------
+
+std::int64_t Controller::cost_of_slot(std::int64_t slot) const {
+  const std::int32_t layer = slot_layer_[static_cast<std::size_t>(slot)];
+  if (layer < price_depth_) return 0;
+  if (unit_costs_) return 1;
+  const std::int32_t g = holder_[static_cast<std::size_t>(slot)];
+  return move_cost_[static_cast<std::size_t>(g) * static_cast<std::size_t>(height_) +
+                    static_cast<std::size_t>(layer)];
+}
+
+void Controller::reset_potentials() {
+  if (++pot_epoch_ == 0) {  // wrapped: clear the stamps once every 2^32 events
+    std::fill(pot_stamp_.begin(), pot_stamp_.end(), 0u);
+    pot_epoch_ = 1;
+  }
+  pot_shift_ = 0;
+}
+
+std::int64_t Controller::potential(std::int32_t v) const {
+  const auto i = static_cast<std::size_t>(v);
+  return pot_shift_ + (pot_stamp_[i] == pot_epoch_ ? pot_[i] : 0);
+}
+
+void Controller::record_change(std::int32_t t) {
+  auto& f = changed_flag_[static_cast<std::size_t>(t)];
+  if (!f) {
+    f = 1;
+    changed_.push_back(t);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Successive shortest paths
+// ---------------------------------------------------------------------------------------------
+
+bool Controller::augment_from(std::int32_t source) {
+  if (++search_stamp_ == 0) {
+    std::fill(dist_stamp_.begin(), dist_stamp_.end(), 0u);
+    search_stamp_ = 1;
+  }
+  const std::int32_t T = n_types_;
+  const auto R = static_cast<std::size_t>(redundancy_);
+  const auto H = static_cast<std::size_t>(height_);
+  const std::int32_t sink = T + n_groups_;
+  using Item = std::pair<std::int64_t, std::int32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+
+  auto relax = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
+    const auto i = static_cast<std::size_t>(to);
+    if (dist_stamp_[i] != search_stamp_ || nd < dist_[i]) {
+      if (dist_stamp_[i] != search_stamp_) settled_[i] = 0;
+      dist_stamp_[i] = search_stamp_;
+      dist_[i] = nd;
+      parent_[i] = from;
+      heap.emplace(nd, to);
+    }
+  };
+
+  settled_list_.clear();
+  dist_stamp_[static_cast<std::size_t>(source)] = search_stamp_;
+  settled_[static_cast<std::size_t>(source)] = 0;
+  dist_[static_cast<std::size_t>(source)] = 0;
+  parent_[static_cast<std::size_t>(source)] = -1;
+  heap.emplace(0, source);
+  std::int64_t best = kInf;
+  std::int32_t best_group = -1;
+  const std::int64_t p_sink = potential(sink);
+
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    const auto vi = static_cast<std::size_t>(v);
+    if (settled_[vi] || d != dist_[vi]) continue;
+    if (d >= best) break;
+    settled_[vi] = 1;
+    settled_list_.push_back(v);
+    const std::int64_t pv = potential(v);
+    if (v < T) {
+      // Type node: forward edges to alive holders other than its current provider.
+      const std::int32_t provider = assign_[vi];
+      for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
+        const std::int32_t g = holder_[k];
+        if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
+        const std::int32_t gn = T + g;
+        if (dist_stamp_[static_cast<std::size_t>(gn)] == search_stamp_ &&
+            settled_[static_cast<std::size_t>(gn)]) {
+          continue;
+        }
+        const std::int64_t rc = cost_of_slot(static_cast<std::int64_t>(k)) + pv - potential(gn);
+        if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
+        relax(v, gn, d + rc);
+      }
+    } else {
+      const std::int32_t g = v - T;
+      const auto gi = static_cast<std::size_t>(g);
+      if (load_[gi] < price_depth_) {
+        const std::int64_t rc = pv - p_sink;
+        if (rc < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
+        if (d + rc < best) {
+          best = d + rc;
+          best_group = g;
+        }
+      }
+      // Backward edges to the types g provides: reassigning them frees capacity in g.
+      for (std::size_t l = 0; l < H; ++l) {
+        const std::size_t cell = gi * H + l;
+        const std::int32_t t = stacks_[cell];
+        if (assign_[static_cast<std::size_t>(t)] != g) continue;
+        if (dist_stamp_[static_cast<std::size_t>(t)] == search_stamp_ &&
+            settled_[static_cast<std::size_t>(t)]) {
+          continue;
+        }
+        const std::int64_t rc = -cost_of_slot(cell_slot_[cell]) + pv - potential(t);
+        if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
+        relax(v, t, d + rc);
+      }
+    }
+  }
+  if (best_group < 0) return false;
+
+  // Johnson update: p(v) += min(dist(v), best), lazily: the shift adds `best` to every node and
+  // the settled nodes closer than `best` take back the difference.
+  pot_shift_ += best;
+  for (const std::int32_t v : settled_list_) {
+    const auto i = static_cast<std::size_t>(v);
+    if (dist_[i] < best) {
+      if (pot_stamp_[i] != pot_epoch_) {
+        pot_stamp_[i] = pot_epoch_;
+        pot_[i] = 0;
+      }
+      pot_[i] += dist_[i] - best;
+    }
+  }
+
+  // Augment: walk back from the group that reached the sink.
+  load_[static_cast<std::size_t>(best_group)] += 1;
+  std::int32_t gnode = T + best_group;
+  while (true) {
+    const std::int32_t t = parent_[static_cast<std::size_t>(gnode)];
+    assign_[static_cast<std::size_t>(t)] = gnode - T;
+    record_change(t);
+    if (t == source) break;
+    gnode = parent_[static_cast<std::size_t>(t)];
+  }
+  return true;
+}
+
+bool Controller::assign_at_depth(std::int32_t s) {
+  depth_ = s;
+  price_depth_ = s;
+  std::fill(assign_.begin(), assign_.end(), -1);
+  std::fill(load_.begin(), load_.end(), 0);
+  reset_potentials();
+  const auto R = static_cast<std::size_t>(redundancy_);
+  // Greedy zero-cost start: every assignment costs 0, so zero potentials are feasible.
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    const auto ti = static_cast<std::size_t>(t);
+    for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
+      const auto g = static_cast<std::size_t>(holder_[k]);
+      if (alive_[g] && slot_layer_[k] < s && load_[g] < s) {
+        assign_[ti] = holder_[k];
+        ++load_[g];
+        break;
+      }
+    }
+  }
+  // Direct placements: a type whose cheapest alive holder has room goes there. Its potential
+  // becomes -cost, which keeps every reduced cost nonnegative (its other edges cost at least
+  // that much), so the flow stays min-cost for its value and SSP below stays exact. This
+  // handles the bulk of the types with no zero-cost holder without a search.
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    const auto ti = static_cast<std::size_t>(t);
+    if (assign_[ti] >= 0) continue;
+    std::int64_t best_cost = kInf;
+    std::int32_t best_group = -1;
+    bool best_has_room = false;
+    for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
+      const auto g = static_cast<std::size_t>(holder_[k]);
+      if (!alive_[g]) continue;
+      const std::int64_t c = cost_of_slot(static_cast<std::int64_t>(k));
+      const bool room = load_[g] < s;
+      if (c < best_cost || (c == best_cost && room && !best_has_room)) {
+        best_cost = c;
+        best_group = holder_[k];
+        best_has_room = room;
+      }
+    }
+    if (best_group >= 0 && best_has_room) {
+      assign_[ti] = best_group;
+      ++load_[static_cast<std::size_t>(best_group)];
+      pot_stamp_[ti] = pot_epoch_;
+      pot_[ti] = -best_cost;
+    }
+  }
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    if (assign_[static_cast<std::size_t>(t)] < 0 && !augment_from(t)) return false;
+  }
+  return true;
+}
+
+bool Controller::full_solve(std::int32_t s_min) {
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    if (alive_holders_[static_cast<std::size_t>(t)] == 0) return false;
+  }
+  std::int32_t s = std::max(s_min, ceil_div(n_types_, n_alive_));
+  for (; s <= height_; ++s) {
+    if (assign_at_depth(s)) {
+      for (std::int32_t t = 0; t < n_types_; ++t) record_change(t);
+      return true;
+    }
+  }
+  // Unreachable while every type has an alive holder: at depth = height every group computes
+  // its whole stack. Kept as a guard.
+  throw std::logic_error("controller: no feasible depth although every type has a holder");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stack reordering and decisions
+// ---------------------------------------------------------------------------------------------
+
+void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b) {
+  const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
+  const std::size_t ca = base + static_cast<std::size_t>(a);
+  const std::size_t cb = base + static_cast<std::size_t>(b);
+  std::swap(stacks_[ca], stacks_[cb]);
+  std::swap(cell_slot_[ca], cell_slot_[cb]);
+  slot_layer_[static_cast<std::size_t>(cell_slot_[ca])] = a;
+  slot_layer_[static_cast<std::size_t>(cell_slot_[cb])] = b;
+}
+
+void Controller::reorder_stacks(Decision& d) {
+  price_depth_ = depth_;
+  const auto R = static_cast<std::size_t>(redundancy_);
+  // Price every changed assignment against the before-event layers first, then swap.
+  std::vector<std::int32_t> deep;  // holder slots to bring up
+  for (const std::int32_t t : changed_) {
+    changed_flag_[static_cast<std::size_t>(t)] = 0;
+    const std::int32_t g = assign_[static_cast<std::size_t>(t)];
+    if (g < 0) continue;
+    const auto ti = static_cast<std::size_t>(t);
+    std::size_t k = ti * R;
+    while (holder_[k] != g) ++k;
+    d.moves += cost_of_slot(static_cast<std::int64_t>(k));
+    if (slot_layer_[k] >= depth_) {
+      ++d.swaps;
+      deep.push_back(static_cast<std::int32_t>(k));
+    }
+  }
+  changed_.clear();
+  const auto H = static_cast<std::size_t>(height_);
+  for (const std::int32_t k : deep) {
+    const std::int32_t g = holder_[static_cast<std::size_t>(k)];
+    const std::size_t base = static_cast<std::size_t>(g) * H;
+    std::int32_t free_layer = 0;
+    while (assign_[static_cast<std::size_t>(stacks_[base + static_cast<std::size_t>(free_layer)])] == g) {
+      ++free_layer;
+    }
+    swap_layers(g, free_layer, slot_layer_[static_cast<std::size_t>(k)]);
+  }
+}
+
+void Controller::finish(Decision& d, bool ok, std::int32_t old_depth) {
+  (void)old_depth;
+  if (!ok) {
+    wiped_out_ = true;
+    std::fill(assign_.begin(), assign_.end(), -1);
+    std::fill(load_.begin(), load_.end(), 0);
+    for (const std::int32_t t : changed_) changed_flag_[static_cast<std::size_t>(t)] = 0;
+    changed_.clear();
+    depth_ = 0;
+    d.status = Status::kWipeout;
+    d.phase = 1;
+    d.depth = 0;
+    d.moves = 0;
+    d.swaps = 0;
+    d.patch.clear();
+    return;
+  }
+  reorder_stacks(d);
+  d.status = Status::kOk;
+  d.depth = depth_;
+  d.phase = d.swaps == 0 ? 0 : 2;
+}
+
+Decision Controller::fail(Span<std::int32_t> groups) {
+  const auto t0 = Clock::now();
+  validate_groups(groups, /*want_alive=*/true);
+  ++events_;
+  Decision d;
+  const auto H = static_cast<std::size_t>(height_);
+  const std::int32_t old_depth = depth_;
+  bool lost_type = false;
+  std::vector<std::int32_t> displaced;
+  for (const std::int32_t f : groups) {
+    const auto fi = static_cast<std::size_t>(f);
+    alive_[fi] = 0;
+    --n_alive_;
+    for (std::size_t l = 0; l < H; ++l) {
+      const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
+      if (--alive_holders_[t] == 0) lost_type = true;
+      if (assign_[t] == f) {
+        assign_[t] = -1;
+        displaced.push_back(static_cast<std::int32_t>(t));
+      }
+    }
+    load_[fi] = 0;
+  }
+  if (wiped_out_ || lost_type || n_alive_ == 0) {
+    finish(d, false, old_depth);
+    d.seconds = seconds_since(t0);
+    return d;
+  }
+
+  reset_potentials();
+  price_depth_ = depth_;
+  bool need_full = ceil_div(n_types_, n_alive_) > depth_;
+  if (!need_full) {
+    const auto R = static_cast<std::size_t>(redundancy_);
+    std::vector<std::int32_t> pending;
+    for (const std::int32_t t : displaced) {
+      const auto ti = static_cast<std::size_t>(t);
+      bool placed = false;
+      // A holder with t in its top layers computes t without providing it: load < depth.
+      for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
+        const auto g = static_cast<std::size_t>(holder_[k]);
+        if (alive_[g] && slot_layer_[k] < depth_ && load_[g] < depth_) {
+          assign_[ti] = holder_[k];
+          ++load_[g];
+          record_change(t);
+          placed = true;
+          break;
+        }
+      }
+      if (!placed) pending.push_back(t);
+    }
+    for (const std::int32_t t : pending) {
+      if (!augment_from(t)) {
+        need_full = true;
+        break;
+      }
+    }
+  }
+  if (need_full) {
+    d.full_solve = true;
+    full_solve(depth_ + 1);
+  }
+  finish(d, true, old_depth);
+  d.patch.reserve(2 * displaced.size());
+  for (const std::int32_t t : displaced) {
+    d.patch.push_back(t);
+    d.patch.push_back(assign_[static_cast<std::size_t>(t)]);
+  }
+  d.seconds = seconds_since(t0);
+  return d;
+}
+
+Decision Controller::rejoin(Span<std::int32_t> groups) {
+  const auto t0 = Clock::now();
+  validate_groups(groups, /*want_alive=*/false);
+  ++events_;
+  Decision d;
+  const auto H = static_cast<std::size_t>(height_);
+  const std::int32_t old_depth = depth_;
+  for (const std::int32_t g : groups) {
+    const auto gi = static_cast<std::size_t>(g);
+    alive_[gi] = 1;
+    ++n_alive_;
+    load_[gi] = 0;
+    for (std::size_t l = 0; l < H; ++l) {
+      ++alive_holders_[static_cast<std::size_t>(stacks_[gi * H + l])];
+    }
+  }
+  if (wiped_out_) {
+    bool covered = true;
+    for (std::int32_t t = 0; t < n_types_; ++t) {
+      if (alive_holders_[static_cast<std::size_t>(t)] == 0) covered = false;
+    }
+    if (!covered) {
+      finish(d, false, old_depth);
+      d.seconds = seconds_since(t0);
+      return d;
+    }
+    wiped_out_ = false;
+    d.full_solve = true;
+    full_solve(1);
+  } else if (ceil_div(n_types_, n_alive_) < depth_) {
+    // The depth may fall: search it from the counting bound with a fresh optimisation.
+    d.full_solve = true;
+    full_solve(1);
+  }
+  // Otherwise the depth cannot fall below the bound and the current assignment stays feasible
+  // at zero cost: nothing moves.
+  finish(d, true, old_depth);
+  d.seconds = seconds_since(t0);
+  return d;
+}
+
+Decision Controller::restart() {
+  const auto t0 = Clock::now();
+  ++events_;
+  set_all_alive();
+  stacks_ = initial_stacks_;
+  // Rebuild (group, layer) <-> holder-slot maps for the initial order in O(N * height): a
+  // per-type scratch gives each holder slot of the group's types.
+  const auto H = static_cast<std::size_t>(height_);
+  const auto R = static_cast<std::size_t>(redundancy_);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
+    for (std::size_t l = 0; l < H; ++l) {
+      const auto t = static_cast<std::size_t>(stacks_[g * H + l]);
+      std::size_t k = t * R;
+      while (holder_[k] != static_cast<std::int32_t>(g)) ++k;
+      slot_layer_[k] = static_cast<std::int32_t>(l);
+      cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
+    }
+  }
+  assign_ = initial_assign_;
+  std::fill(load_.begin(), load_.end(), 0);
+  for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
+  depth_ = initial_depth_;
+  wiped_out_ = false;
+  Decision d;
+  d.status = Status::kOk;
+  d.depth = depth_;
+  d.phase = 0;
+  d.full_solve = true;
+  d.seconds = seconds_since(t0);
+  return d;
+}
+
+Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                           Span<std::uint8_t> alive, Span<std::int64_t> move_cost,
+                           std::vector<std::int32_t>* assignment_out,
+                           std::vector<std::int32_t>* stacks_out) {
+  const auto t0 = Clock::now();
+  Controller c(stacks, n_groups, height, move_cost, NoInitTag{});
+  check_length("alive", alive.size, static_cast<std::size_t>(c.n_groups_));
+  const auto H = static_cast<std::size_t>(c.height_);
+  for (std::size_t g = 0; g < alive.size; ++g) {
+    if (alive[g] > 1) {
+      throw std::invalid_argument(index_name("alive", g) + " = " + std::to_string(alive[g]) +
+                                  " is not a boolean");
+    }
+    if (!alive[g]) {
+      c.alive_[g] = 0;
+      --c.n_alive_;
+      for (std::size_t l = 0; l < H; ++l) {
+        --c.alive_holders_[static_cast<std::size_t>(c.stacks_[g * H + l])];
+      }
+    }
+  }
+  Decision d;
+  d.full_solve = true;
+  bool ok = c.n_alive_ > 0;
+  for (std::int32_t t = 0; ok && t < c.n_types_; ++t) {
+    if (c.alive_holders_[static_cast<std::size_t>(t)] == 0) ok = false;
+  }
+  if (ok) c.full_solve(1);
+  c.finish(d, ok, 0);
+  if (assignment_out) *assignment_out = c.assign_;
+  if (stacks_out) *stacks_out = c.stacks_;
+  d.seconds = seconds_since(t0);
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Snapshot / restore
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'P', 'F', 'C', 'T', 'L', 'R', '1'};
+constexpr std::uint32_t kVersion = 1;
+
+std::uint64_t fnv1a(const char* data, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+class Writer {
+ public:
+  template <class T>
+  void put(const T& v) {
+    const char* p = reinterpret_cast<const char*>(&v);
+    out_.append(p, sizeof(T));
+  }
+  template <class T>
+  void put_vec(const std::vector<T>& v) {
+    put<std::uint64_t>(v.size());
+    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+  }
+  std::string& str() { return out_; }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, std::size_t n) : p_(data), n_(n) {}
+  template <class T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    T v;
+    std::memcpy(&v, p_ + off_, sizeof(T));
+    off_ += sizeof(T);
+    return v;
+  }
+  template <class T>
+  std::vector<T> get_vec(const char* what, std::size_t expected) {
+    const auto n = get<std::uint64_t>(what);
+    if (n != expected) {
+      throw std::invalid_argument(std::string("snapshot: ") + what + " has length " +
+                                  std::to_string(n) + ", expected " + std::to_string(expected));
+    }
+    need(n * sizeof(T), what);
+    std::vector<T> v(n);
+    if (n) std::memcpy(v.data(), p_ + off_, n * sizeof(T));
+    off_ += n * sizeof(T);
+    return v;
+  }
+  std::size_t remaining() const { return n_ - off_; }
+
+ private:
+  void need(std::size_t k, const char* what) {
+    if (k > n_ - off_) {
+      throw std::invalid_argument(std::string("snapshot is truncated while reading ") + what +
+                                  " (" + std::to_string(n_) + " bytes)");
+    }
+  }
+  const char* p_;
+  std::size_t n_;
+  std::size_t off_ = 0;
+};
+
+}  // namespace
+
+std::string Controller::snapshot() const {
+  Writer w;
+  w.str().append(kMagic, sizeof(kMagic));
+  w.put<std::uint32_t>(kVersion);
+  w.put<std::int32_t>(n_groups_);
+  w.put<std::int32_t>(height_);
+  w.put<std::int32_t>(depth_);
+  w.put<std::int32_t>(initial_depth_);
+  w.put<std::uint8_t>(wiped_out_ ? 1 : 0);
+  w.put<std::uint64_t>(events_);
+  w.put<std::uint8_t>(unit_costs_ ? 1 : 0);
+  w.put_vec(initial_stacks_);
+  w.put_vec(stacks_);
+  w.put_vec(move_cost_);
+  w.put_vec(alive_);
+  w.put_vec(assign_);
+  w.put_vec(initial_assign_);
+  const std::uint64_t h = fnv1a(w.str().data(), w.str().size());
+  w.put<std::uint64_t>(h);
+  return w.str();
+}
+
+Controller Controller::restore(const std::string& data) {
+  if (data.size() < sizeof(kMagic) + sizeof(std::uint64_t) ||
+      std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
+    throw std::invalid_argument("snapshot: not a spare_fast controller snapshot (bad magic, " +
+                                std::to_string(data.size()) + " bytes)");
+  }
+  const std::size_t body = data.size() - sizeof(std::uint64_t);
+  std::uint64_t stored;
+  std::memcpy(&stored, data.data() + body, sizeof(stored));
+  if (fnv1a(data.data(), body) != stored) {
+    throw std::invalid_argument("snapshot: checksum mismatch (corrupted or truncated data)");
+  }
+  Reader rd(data.data() + sizeof(kMagic), body - sizeof(kMagic));
+  const auto version = rd.get<std::uint32_t>("version");
+  if (version != kVersion) {
+    throw std::invalid_argument("snapshot: version " + std::to_string(version) +
+                                " is not supported (expected " + std::to_string(kVersion) + ")");
+  }
+  const auto n = rd.get<std::int32_t>("n_groups");
+  const auto h = rd.get<std::int32_t>("height");
+  const auto depth = rd.get<std::int32_t>("depth");
+  const auto initial_depth = rd.get<std::int32_t>("initial_depth");
+  const auto wiped = rd.get<std::uint8_t>("wiped_out");
+  const auto events = rd.get<std::uint64_t>("events");
+  const auto unit = rd.get<std::uint8_t>("unit_costs");
+  if (n < 1 || h < 1 || static_cast<std::int64_t>(n) * h > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument("snapshot: bad shape " + std::to_string(n) + " x " +
+                                std::to_string(h));
+  }
+  const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
+  auto initial = rd.get_vec<std::int32_t>("initial_stacks", cells);
+  auto stacks = rd.get_vec<std::int32_t>("stacks", cells);
+  // move_cost is stored only for non-unit costs.
+  auto cost = rd.get_vec<std::int64_t>("move_cost", unit ? 0 : cells);
+  Controller c(Span<std::int32_t>(initial.data(), initial.size()), n, h,
+               Span<std::int64_t>(cost.data(), cost.size()), NoInitTag{});
+  auto alive = rd.get_vec<std::uint8_t>("alive", static_cast<std::size_t>(n));
+  auto assign = rd.get_vec<std::int32_t>("assignment", static_cast<std::size_t>(c.n_types_));
+  auto initial_assign =
+      rd.get_vec<std::int32_t>("initial_assignment", static_cast<std::size_t>(c.n_types_));
+  if (rd.remaining() != 0) {
+    throw std::invalid_argument("snapshot: " + std::to_string(rd.remaining()) +
+                                " unexpected trailing bytes");
+  }
+  // Current stacks must be per-group permutations of the layout's stacks.
+  const auto H = static_cast<std::size_t>(h);
+  const auto R = static_cast<std::size_t>(c.redundancy_);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
+    std::vector<std::int32_t> a(initial.begin() + static_cast<std::ptrdiff_t>(g * H),
+                                initial.begin() + static_cast<std::ptrdiff_t>((g + 1) * H));
+    std::vector<std::int32_t> b(stacks.begin() + static_cast<std::ptrdiff_t>(g * H),
+                                stacks.begin() + static_cast<std::ptrdiff_t>((g + 1) * H));
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) {
+      throw std::invalid_argument("snapshot: stacks row " + std::to_string(g) +
+                                  " is not a permutation of the layout's row");
+    }
+  }
+  c.stacks_ = stacks;
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
+    for (std::size_t l = 0; l < H; ++l) {
+      const auto t = static_cast<std::size_t>(c.stacks_[g * H + l]);
+      std::size_t k = t * R;
+      while (c.holder_[k] != static_cast<std::int32_t>(g)) ++k;
+      c.slot_layer_[k] = static_cast<std::int32_t>(l);
+      c.cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
+    }
+  }
+  c.n_alive_ = 0;
+  std::fill(c.alive_holders_.begin(), c.alive_holders_.end(), 0);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
+    if (alive[g] > 1) {
+      throw std::invalid_argument("snapshot: alive[" + std::to_string(g) + "] = " +
+                                  std::to_string(alive[g]) + " is not a boolean");
+    }
+    c.alive_[g] = alive[g];
+    if (alive[g]) {
+      ++c.n_alive_;
+      for (std::size_t l = 0; l < H; ++l) ++c.alive_holders_[static_cast<std::size_t>(c.stacks_[g * H + l])];
+    }
+  }
+  if (depth < 0 || depth > h || initial_depth < 1 || initial_depth > h || wiped > 1) {
+    throw std::invalid_argument("snapshot: depth " + std::to_string(depth) + " / initial depth " +
+                                std::to_string(initial_depth) + " out of range");
+  }
+  // The assignment must satisfy the invariants (alive provider that holds the type in its top
+  // `depth` layers, load <= depth), or be all -1 while wiped out.
+  std::fill(c.load_.begin(), c.load_.end(), 0);
+  for (std::size_t t = 0; t < assign.size(); ++t) {
+    const std::int32_t g = assign[t];
+    if (wiped) {
+      if (g != -1) throw std::invalid_argument("snapshot: assignment set while wiped out");
+      continue;
+    }
+    if (g < 0 || g >= n || !c.alive_[static_cast<std::size_t>(g)]) {
+      throw std::invalid_argument("snapshot: assignment[" + std::to_string(t) + "] = " +
+                                  std::to_string(g) + " is not an alive group");
+    }
+    std::size_t k = t * R;
+    while (k < (t + 1) * R && c.holder_[k] != g) ++k;
+    if (k == (t + 1) * R || c.slot_layer_[k] >= depth) {
+      throw std::invalid_argument("snapshot: assignment[" + std::to_string(t) + "] = " +
+                                  std::to_string(g) + " does not hold the type in its top " +
+                                  std::to_string(depth) + " layers");
+    }
+    if (++c.load_[static_cast<std::size_t>(g)] > depth) {
+      throw std::invalid_argument("snapshot: group " + std::to_string(g) +
+                                  " provides more types than the depth " + std::to_string(depth));
+    }
+  }
+  for (std::size_t t = 0; t < initial_assign.size(); ++t) {
+    const std::int32_t g = initial_assign[t];
+    if (g < 0 || g >= n) {
+      throw std::invalid_argument("snapshot: initial_assignment[" + std::to_string(t) + "] = " +
+                                  std::to_string(g) + " is out of range");
+    }
+    std::size_t j = 0;
+    while (j < H && c.initial_stacks_[static_cast<std::size_t>(g) * H + j] != static_cast<std::int32_t>(t)) ++j;
+    if (j >= static_cast<std::size_t>(initial_depth)) {
+      throw std::invalid_argument("snapshot: initial_assignment[" + std::to_string(t) +
+                                  "] is inconsistent with the initial depth");
+    }
+  }
+  c.assign_ = std::move(assign);
+  c.initial_assign_ = std::move(initial_assign);
+  c.depth_ = depth;
+  c.initial_depth_ = initial_depth;
+  c.wiped_out_ = wiped != 0;
+  c.events_ = events;
+  return c;
+}
+
+}  // namespace spare_fast

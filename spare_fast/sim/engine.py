@@ -234,7 +234,15 @@ class _Run:
         g_rep = np.random.default_rng(repair_ss)
         self.g_jit = np.random.default_rng(jitter_ss)
         self.interarrival = _Draws(lambda n: g_fail.weibull(k, n) * lam)
-        glam = sc.groups * lam
+        if sc.failure_model == "per_gpu":
+            # A group fails at the first failure of its gpus/groups GPUs, each Weibull with mean
+            # gpus * mtbf: the minimum is Weibull with scale lam_gpu * (gpus/groups)^(-1/k).
+            glam = sc.gpus * lam * (sc.gpus / sc.groups) ** (-1.0 / k)
+        else:
+            glam = sc.groups * lam
+        self.g_fail = g_fail
+        self.glam = glam
+        self.k_shape = k
         self.group_life = _Draws(lambda n: g_fail.weibull(k, n) * glam)
         self.uniform = _Draws(g_vic.random)
         if sc.repair is not None:
@@ -271,7 +279,7 @@ class _Run:
         self.fail_version = 0
         # Per-group failure model: each group's own Weibull lifetime (mean groups * mtbf), all
         # fresh after a restart; a repaired group is fresh too.
-        self.per_group = sc.failure_model == "per_group"
+        self.per_group = sc.failure_model in ("per_group", "per_gpu")
         if self.per_group:
             self.group_scale = sc.groups * sc.weibull_scale
             self.life = np.full(n, math.inf)
@@ -296,6 +304,7 @@ class _Run:
         self.k_exec = 0
         self.restart_after_save = False
         self.save_start = 0.0
+        self.resume_time = 0.0
         # Accounting (committed + pending since the last checkpoint).
         self.useful = self.redund = self.jit = self.recov = 0.0
         self.p_useful = self.p_redund = self.p_jit = self.p_recov = 0.0
@@ -337,6 +346,9 @@ class _Run:
 
     def _fresh_lives(self, groups: Any) -> None:
         if not math.isfinite(self.mtbf):
+            return
+        if isinstance(groups, range) and len(groups) == self.n_used:
+            self.life[:] = self.t + self.g_fail.weibull(self.k_shape, self.n_used) * self.glam
             return
         for g in groups:
             self.life[g] = self.t + self.group_life.next()
@@ -521,10 +533,20 @@ class _Run:
             else _formulas.remaining_endurable_failures(self.n_used, sch.redundancy, sch.sets, dead)
         )
         rate = max(self.rate, 1e-12) if self.phase != _RESTART else len(self.alive_list) / self.sc.groups
-        op_now = self.op_at + (self.t - self.t_at) * self.rate
-        age = max(op_now - self.op_last_fail, 0.0)
-        mrl = _formulas.weibull_mean_residual_life(age, self.sc.weibull_shape, self.sc.weibull_scale)
-        t_f = (mrl + (rem - 1.0) * self.mtbf) / rate
+        if self.per_group:
+            # Groups age together since the restart: the cluster's cumulative hazard is
+            # n_alive (a / lam_g)^k, so the time for ``rem`` more failures is closed-form.
+            k, lam = self.k_shape, self.glam
+            a = max(self.t - self.resume_time, 0.0)
+            n_alive = max(len(self.alive_list), 1)
+            t_f = lam * ((a / lam) ** k + rem / n_alive) ** (1.0 / k) - a
+        else:
+            op_now = self.op_at + (self.t - self.t_at) * self.rate
+            age = max(op_now - self.op_last_fail, 0.0)
+            mrl = _formulas.weibull_mean_residual_life(
+                age, self.sc.weibull_shape, self.sc.weibull_scale
+            )
+            t_f = (mrl + (rem - 1.0) * self.mtbf) / rate
         self.period = _formulas.checkpoint_period(self.T_s, self.T_r, t_f)
 
     # -- events ----------------------------------------------------------------------------
@@ -616,6 +638,7 @@ class _Run:
         self.restart_loss += self.T_r
         self.phase = _RUN
         self.ckpt_ref = self.t
+        self.resume_time = self.t
         if self.per_group:
             self._fresh_lives(range(self.n_used))
         self._set_rate(self.n_used / self.sc.groups)
@@ -753,6 +776,7 @@ def simulate(
         checkpoints=run.checkpoints,
         lost_saves=run.lost_saves,
         mean_depth=run.depth_steps / max(run.exec_steps, 1),
+        progress=(run.steps if completed else run.ckpt) / run.steps,
         executed_steps=run.exec_steps,
         period=run.static_period,
         endurable_failures=run.mu,

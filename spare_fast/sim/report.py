@@ -52,6 +52,8 @@ class Report:
         survived without one.
     mean_depth : float
         Mean compute multiplier over executed steps (SPARe stack depth, r for replication).
+    progress : float
+        Share of the steps finished (1.0 when completed; the committed share otherwise).
     losses : dict
         Seconds lost per cause: restart, rework, checkpoint, redundancy, recovery (decision,
         shrink, patch, all-reduce reruns), jitter (signed).  ``useful + sum(losses)`` is the
@@ -87,6 +89,7 @@ class Report:
     checkpoints: int
     lost_saves: int
     mean_depth: float
+    progress: float
     executed_steps: int
     period: float
     endurable_failures: float
@@ -130,6 +133,7 @@ class Report:
             "rejoins": self.rejoins,
             "checkpoints": self.checkpoints,
             "mean_depth": self.mean_depth,
+            "progress": self.progress,
             "period": self.period,
             "endurable_failures": self.endurable_failures,
             "events": self.events,

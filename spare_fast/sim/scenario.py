@@ -114,8 +114,18 @@ class Scenario:
         and restart from the conditional expected time to the next restart given the failures
         already masked (see :mod:`spare_fast.sim.engine`).
     horizon : float
-        Give up when the wall clock exceeds ``horizon * t0`` (1000); the report is then marked
-        incomplete and its time-to-train is infinite.
+        Give up when the wall clock exceeds ``horizon * t0`` (100); the report is then marked
+        incomplete, its time-to-train is infinite and ``progress`` says how far it got.
+    failure_model : {"per_group", "renewal", "per_gpu"}
+        How failures arrive (default ``"per_group"``).  ``"per_group"``: every group has its own
+        Weibull lifetime (shape ``weibull_shape``, mean ``groups * mtbf``, so the cluster-wide
+        mean is ``mtbf`` in steady state); a global restart makes every group fresh (age 0)
+        and a repaired group is fresh too.  With shape < 1 the hazard of fresh hardware is
+        high, so failures come in a burst after every restart.  ``"renewal"``: one cluster-wide
+        renewal process with Weibull inter-arrivals of mean ``mtbf``, run on an operational
+        clock whose rate is the share of groups alive; victims are uniform among alive groups.
+        ``"per_gpu"``: like per_group with per-GPU lifetimes of mean ``gpus * mtbf`` (a group
+        dies at its first GPU failure), far burstier.  The README compares the three.
 
     Raises
     ------
@@ -155,8 +165,8 @@ class Scenario:
     repair_sigma: float = 0.5
     restart_depth: int | None = None
     dynamic_checkpoint: bool = False
-    horizon: float = 1000.0
-    failure_model: str = "renewal"
+    horizon: float = 100.0
+    failure_model: str = "per_group"
 
     def __post_init__(self) -> None:
         groups = _check_int("groups", self.groups, lo=1)
@@ -196,9 +206,10 @@ class Scenario:
         if not isinstance(self.dynamic_checkpoint, bool):
             raise TypeError(f"dynamic_checkpoint = {self.dynamic_checkpoint!r} must be a bool")
         _check_number("horizon", self.horizon, lo=1.0, allow_inf=True)
-        if self.failure_model not in ("renewal", "per_group"):
+        if self.failure_model not in ("renewal", "per_group", "per_gpu"):
             raise ValueError(
-                f"failure_model = {self.failure_model!r} is not 'renewal' or 'per_group'"
+                f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or "
+                "'per_gpu'"
             )
 
     # -- derived quantities -------------------------------------------------------------------

@@ -20,6 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     from spare_fast import _cli_demo
 
     _cli_demo.add_parser(sub)
+    from spare_fast import _cli_sim
+
+    _cli_sim.add_parser(sub)
     return parser
 
 

@@ -160,7 +160,9 @@ def domain_aware_layout(groups: int, redundancy: int, racks: int) -> Layout:
     return Layout(stacks, kind="domain")
 
 
-def make_layout(kind: str, groups: int, redundancy: int, *, seed: int = 0, racks: int = 1) -> Layout:
+def make_layout(
+    kind: str, groups: int, redundancy: int, *, seed: int = 0, racks: int = 1
+) -> Layout:
     """Build a SPARe layout by name: cyclic, sidon, random or domain (rack-aware cyclic).
 
     Examples
@@ -221,6 +223,10 @@ def _resolve_scheme(
 
 class _Run:
     """State of one simulation; see the module docstring for the model."""
+
+    #: Advance failure-free stretches arithmetically (tests turn this off to compare against
+    #: the one-step-at-a-time path).
+    batching = True
 
     def __init__(self, sc: Scenario, scheme: Any, seed: int, record: bool) -> None:
         self.sc = sc
@@ -455,7 +461,7 @@ class _Run:
             if rd is not None and self.scheme.stack_depth >= rd:
                 self._start_save(restart_after=True)
                 return
-            if self._batch(t_limit) > 0:
+            if self.batching and self._batch(t_limit) > 0:
                 continue
             self._start_step()
             if self.step_end > t_limit:
@@ -532,7 +538,11 @@ class _Run:
             if sch.redundancy == 1
             else _formulas.remaining_endurable_failures(self.n_used, sch.redundancy, sch.sets, dead)
         )
-        rate = max(self.rate, 1e-12) if self.phase != _RESTART else len(self.alive_list) / self.sc.groups
+        rate = (
+            max(self.rate, 1e-12)
+            if self.phase != _RESTART
+            else len(self.alive_list) / self.sc.groups
+        )
         if self.per_group:
             # Groups age together since the restart: the cluster's cumulative hazard is
             # n_alive (a / lam_g)^k, so the time for ``rem`` more failures is closed-form.

@@ -24,8 +24,15 @@ def default_allreduce(groups: int) -> float:
     return float(min(max(groups / 100.0, 2.0), 10.0))
 
 
-def _check_number(name: str, value: object, *, lo: float, lo_open: bool = False,
-                  hi: float = math.inf, allow_inf: bool = False) -> float:
+def _check_number(
+    name: str,
+    value: object,
+    *,
+    lo: float,
+    lo_open: bool = False,
+    hi: float = math.inf,
+    allow_inf: bool = False,
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} = {value!r} must be a number")
     v = float(value)
@@ -208,8 +215,7 @@ class Scenario:
         _check_number("horizon", self.horizon, lo=1.0, allow_inf=True)
         if self.failure_model not in ("renewal", "per_group", "per_gpu"):
             raise ValueError(
-                f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or "
-                "'per_gpu'"
+                f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or 'per_gpu'"
             )
 
     # -- derived quantities -------------------------------------------------------------------

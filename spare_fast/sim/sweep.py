@@ -225,7 +225,9 @@ def format_table(best: dict[tuple[int, str], dict[str, Any]], paper: bool = True
         if paper and n in PAPER_TABLE:
             pr, _, ps, _, _ = PAPER_TABLE[n]
             pp = f"{pr:.2f} / {ps:.2f} / {100 * (1 - ps / pr):.1f}%"
-        lines.append(f"| {n} | {cell(ck, False)} | {cell(rp, True)} | {cell(sp, True)} | {red} | {pp} |")
+        lines.append(
+            f"| {n} | {cell(ck, False)} | {cell(rp, True)} | {cell(sp, True)} | {red} | {pp} |"
+        )
     return "\n".join(lines)
 
 
@@ -265,8 +267,10 @@ def plot_sweep(means: Sequence[dict[str, Any]], path: str | os.PathLike[str]) ->
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
     keys = sorted({(m["scheme"], m["groups"]) for m in means})
     for scheme, n in keys:
-        ms = sorted((m for m in means if (m["scheme"], m["groups"]) == (scheme, n)),
-                    key=lambda m: m["redundancy"])
+        ms = sorted(
+            (m for m in means if (m["scheme"], m["groups"]) == (scheme, n)),
+            key=lambda m: m["redundancy"],
+        )
         rs = [m["redundancy"] for m in ms]
         if scheme == "checkpoint" and len(rs) == 1:
             ax1.axhline(ms[0]["normalized"], ls=":", lw=1, label=f"checkpoint N={n}")

@@ -130,9 +130,10 @@ def test_first_failure_time_matches_weibull_minimum():
     # Weibull with scale N * lam * N^(-1/k); renewal: one Weibull(k, lam) interval.
     k, n = 0.78, 50
     for model, scale in (("per_group", n * 100.0 * n ** (-1.0 / k)), ("renewal", 100.0)):
-        sc = Scenario(groups=n, steps=5, compute=1000.0, allreduce=0.0, weibull_shape=k,
+        # The restart outlasts the horizon, so each run ends at its first failure.
+        sc = Scenario(groups=n, steps=5, compute=1e4, allreduce=0.0, weibull_shape=k,
                       mtbf=100.0 * math.gamma(1 + 1 / k), failure_model=model, period=math.inf,
-                      restart=0.0)
+                      restart=1e6, horizon=1.0)
         firsts = []
         for seed in range(400):
             rep = simulate(sc, "checkpoint", seed=seed)

@@ -286,6 +286,11 @@ class _Run:
         # Per-group failure model: each group's own Weibull lifetime (mean groups * mtbf), all
         # fresh after a restart; a repaired group is fresh too.
         self.per_group = sc.failure_model in ("per_group", "per_gpu")
+        # Without repairs every alive group has the same age (time since the last restart),
+        # so the next failure among n of them is exact in O(1): the cluster's cumulative
+        # hazard from age a is n ((a + x) / lam)^k - n (a / lam)^k, equal to an Exp(1) draw.
+        self.common_age = self.per_group and sc.repair is None
+        self.exp1 = _Draws(g_fail.standard_exponential)
         if self.per_group:
             self.group_scale = sc.groups * sc.weibull_scale
             self.life = np.full(n, math.inf)
@@ -351,7 +356,7 @@ class _Run:
         self._schedule_failure()
 
     def _fresh_lives(self, groups: Any) -> None:
-        if not math.isfinite(self.mtbf):
+        if not math.isfinite(self.mtbf) or self.common_age:
             return
         if isinstance(groups, range) and len(groups) == self.n_used:
             self.life[:] = self.t + self.g_fail.weibull(self.k_shape, self.n_used) * self.glam
@@ -361,6 +366,14 @@ class _Run:
 
     def _schedule_failure(self) -> None:
         self.fail_version += 1
+        if self.common_age:
+            if self.rate > 0 and math.isfinite(self.mtbf):
+                lam, k = self.glam, self.k_shape
+                a = self.t - self.resume_time
+                x = (a / lam) ** k + self.exp1.next() / len(self.alive_list)
+                when = self.resume_time + lam * x ** (1.0 / k)
+                self.q.push(when, _EV_FAILURE, (self.fail_version, -1))
+            return
         if self.per_group:
             if self.rate > 0:
                 g = int(np.argmin(self.life))
@@ -421,6 +434,8 @@ class _Run:
             return 0
         k = self.k_exec
         self._ensure_jitter(k + n_hi)
+        if n_hi <= 16:
+            return self._batch_scalar(n_hi, S, span, gap)
         ns = np.arange(1, n_hi + 1, dtype=np.float64)
         if j > 0:
             T = ns * d + (S * c * j) * (self.P[k + 1 : k + n_hi + 1] - self.P[k])
@@ -435,6 +450,36 @@ class _Run:
         if n <= 0:
             return 0
         tot = float(T[n - 1])
+        self.p_useful += n * (c + a)
+        self.p_redund += n * (S - 1) * c
+        self.p_jit += tot - n * d
+        self.t = self.t + tot
+        self.done += n
+        self.k_exec += n
+        self.exec_steps += n
+        self.depth_steps += n * S
+        return n
+
+    def _batch_scalar(self, n_hi: int, S: int, span: float, gap: float) -> int:
+        """:meth:`_batch` for a few steps: the same sums, without numpy call overhead."""
+        c, a, j = self.c, self.a, self.jitter
+        d = S * c + a
+        scj = S * c * j
+        P = self.P
+        k = self.k_exec
+        pk = P[k]
+        n = 0
+        tot = 0.0
+        for i in range(1, n_hi + 1):
+            T = i * d + scj * (P[k + i] - pk) if j > 0 else i * d
+            if T > span:
+                break
+            n, tot = i, T
+            if T >= gap:
+                break
+        if n == 0:
+            return 0
+        tot = float(tot)
         self.p_useful += n * (c + a)
         self.p_redund += n * (S - 1) * c
         self.p_jit += tot - n * d
@@ -510,11 +555,11 @@ class _Run:
         self.planned_restarts += int(planned)
         self.epoch += 1
         self.scheme.reset()
-        for g in range(self.n_used):
-            if not self.is_alive[g]:
-                self.is_alive[g] = True
-                self.pos[g] = len(self.alive_list)
-                self.alive_list.append(g)
+        if len(self.alive_list) != self.n_used:
+            n = self.n_used
+            self.alive_list = list(range(n))
+            self.pos = list(range(n))
+            self.is_alive = [True] * n
         self.phase = _RESTART
         if self.per_group:
             self.life[:] = math.inf
@@ -575,14 +620,14 @@ class _Run:
         self.op_last_fail = self.op_next
         self.op_next += self.interarrival.next()
         n_alive = len(self.alive_list)
-        if self.per_group:
+        if self.per_group and not self.common_age:
             victim = self._pending_victim
             self.life[victim] = math.inf
         else:
             victim = self.alive_list[min(int(self.uniform.next() * n_alive), n_alive - 1)]
         if self.sc.rack_share > 0 and self.uniform.next() < self.sc.rack_share:
             victims = [g for g in self.rack_members[self.rack[victim]] if self.is_alive[g]]
-            if self.per_group:
+            if self.per_group and not self.common_age:
                 for g in victims:
                     self.life[g] = math.inf
         else:

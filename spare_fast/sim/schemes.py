@@ -171,7 +171,7 @@ class SpareScheme:
         ctl = self._ctl
         depth = int(ctl.depth)
         before = np.array(ctl.stacks, copy=True)
-        d = ctl.fail(list(groups) if len(groups) > 1 else groups[0])
+        d = ctl.fail(np.array(groups, dtype=np.int32))
         self.decision_seconds += float(d.seconds)
         if d.status == self._wipeout:
             return FailureOutcome(wipeout=True)
@@ -186,7 +186,7 @@ class SpareScheme:
         return FailureOutcome(wipeout=False, patch_layers=layers, control=control)
 
     def rejoin(self, groups: Sequence[int]) -> None:
-        d = self._ctl.rejoin(list(groups))
+        d = self._ctl.rejoin(np.array(groups, dtype=np.int32))
         self.decision_seconds += float(d.seconds)
 
     def reset(self) -> None:

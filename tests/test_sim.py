@@ -18,8 +18,9 @@ from spare_fast.sim import (
 )
 from spare_fast.sim import engine as sim_engine
 
-SMALL = Scenario(groups=60, steps=400, compute=8.0, allreduce=1.0, mtbf=20.0, restart=120.0,
-                 save=5.0)
+SMALL = Scenario(
+    groups=60, steps=400, compute=8.0, allreduce=1.0, mtbf=20.0, restart=120.0, save=5.0
+)
 
 
 def _same(a, b) -> None:
@@ -31,9 +32,7 @@ def _same(a, b) -> None:
     assert np.array_equal(a.timeline, b.timeline)
 
 
-@pytest.mark.parametrize(
-    ("scheme", "r"), [("checkpoint", None), ("replication", 3), ("spare", 4)]
-)
+@pytest.mark.parametrize(("scheme", "r"), [("checkpoint", None), ("replication", 3), ("spare", 4)])
 def test_same_seed_same_result_bit_for_bit(scheme, r):
     sc = SMALL.replace(mtbf=60.0)
     _same(simulate(sc, scheme, redundancy=r, seed=7), simulate(sc, scheme, redundancy=r, seed=7))
@@ -47,9 +46,10 @@ def test_different_seeds_differ():
 
 @pytest.mark.parametrize("scheme", ["checkpoint", "spare"])
 def test_failure_free_without_jitter_is_exactly_t0(scheme):
-    for sc in (Scenario(mtbf=math.inf, jitter=0.0),
-               Scenario(groups=37, steps=1234, compute=63.7, allreduce=3.3, mtbf=math.inf,
-                        jitter=0.0)):
+    for sc in (
+        Scenario(mtbf=math.inf, jitter=0.0),
+        Scenario(groups=37, steps=1234, compute=63.7, allreduce=3.3, mtbf=math.inf, jitter=0.0),
+    ):
         rep = simulate(sc, scheme, redundancy=None if scheme == "checkpoint" else 3)
         assert rep.time_to_train == sc.t0
         assert rep.normalized == 1.0
@@ -102,8 +102,7 @@ def test_conservation_wall_clock_is_useful_plus_losses(seed, scheme, model, extr
     assert rep.restarts - rep.planned_restarts + rep.masked_failures == rep.failures
 
 
-@pytest.mark.parametrize(("scheme", "r"), [("checkpoint", None), ("replication", 2),
-                                           ("spare", 3)])
+@pytest.mark.parametrize(("scheme", "r"), [("checkpoint", None), ("replication", 2), ("spare", 3)])
 def test_arithmetic_stretches_match_one_step_at_a_time(monkeypatch, scheme, r):
     sc = SMALL.replace(mtbf=200.0, repair=400.0)
     fast = simulate(sc, scheme, redundancy=r, seed=5)
@@ -131,9 +130,18 @@ def test_first_failure_time_matches_weibull_minimum():
     k, n = 0.78, 50
     for model, scale in (("per_group", n * 100.0 * n ** (-1.0 / k)), ("renewal", 100.0)):
         # The restart outlasts the horizon, so each run ends at its first failure.
-        sc = Scenario(groups=n, steps=5, compute=1e4, allreduce=0.0, weibull_shape=k,
-                      mtbf=100.0 * math.gamma(1 + 1 / k), failure_model=model, period=math.inf,
-                      restart=1e6, horizon=1.0)
+        sc = Scenario(
+            groups=n,
+            steps=5,
+            compute=1e4,
+            allreduce=0.0,
+            weibull_shape=k,
+            mtbf=100.0 * math.gamma(1 + 1 / k),
+            failure_model=model,
+            period=math.inf,
+            restart=1e6,
+            horizon=1.0,
+        )
         firsts = []
         for seed in range(400):
             rep = simulate(sc, "checkpoint", seed=seed)
@@ -281,8 +289,11 @@ def test_invalid_scenario_rejected(field, value, exc, match):
         ({"scheme": "replication", "layout": "cyclic"}, ValueError, "layout must be None"),
         ({"scheme": "spare", "layout": "zigzag"}, ValueError, "layout = 'zigzag'"),
         ({"scheme": "spare", "layout": Layout.cyclic(10, 2)}, ValueError, "10 groups"),
-        ({"scheme": "spare", "redundancy": 3, "layout": Layout.cyclic(60, 2)}, ValueError,
-         "disagrees"),
+        (
+            {"scheme": "spare", "redundancy": 3, "layout": Layout.cyclic(60, 2)},
+            ValueError,
+            "disagrees",
+        ),
         ({"scheme": "spare", "seed": -1}, TypeError, "seed = -1"),
     ],
 )

@@ -170,7 +170,8 @@ def test_cli_sweep_writes_csv_json_png(tmp_path, capsys):
         )
         == 0
     )
-    rows = list(csv.DictReader(open(out / "runs.csv")))
+    with open(out / "runs.csv") as fh:
+        rows = list(csv.DictReader(fh))
     assert len(rows) == 2 + 2 * 2 * 2
     assert json.loads((out / "sweep.json").read_text())["scenario"]["steps"] == 200
     assert (out / "sweep.png").stat().st_size > 0

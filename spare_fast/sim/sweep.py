@@ -180,6 +180,7 @@ def mean_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "restarts": sum(x["restarts"] for x in rs) / k,
                 "masked_failures": sum(x["masked_failures"] for x in rs) / k,
                 "mean_depth": sum(x["mean_depth"] for x in rs) / k,
+                "progress": sum(x.get("progress", 1.0) for x in rs) / k,
             }
         )
     return out
@@ -216,6 +217,8 @@ def format_table(best: dict[tuple[int, str], dict[str, Any]], paper: bool = True
             if m is None:
                 return "-"
             r = f", r={m['redundancy']}" if with_r else ""
+            if math.isinf(m["normalized"]):
+                return f"unfinished ({100 * m.get('progress', 0.0):.2f}% done at the horizon)"
             return f"{m['normalized']:.2f} ({100 * m['availability']:.2f}%{r})"
 
         red = "-"

@@ -59,7 +59,10 @@ def test_dask_local_cluster_equals_local_run():
     ) as cluster:
         with distributed.Client(cluster) as client:
             remote = sweep(tasks, scheduler=client)
+        # An address string (the CLI's --scheduler) opens and closes its own client.
+        by_address = sweep(tasks, scheduler=cluster.scheduler_address)
     assert _strip(remote) == _strip(local)
+    assert _strip(by_address) == _strip(local)
 
 
 def test_mean_and_best_pick_lowest_mean():

@@ -787,6 +787,14 @@ def simulate(
     plus one controller decision per SPARe failure; failure-free stretches cost one
     ``searchsorted`` over the steps they contain, never one event per step.
 
+    References
+    ----------
+    .. [1] J. Lee et al., "SPARe: Stacked Parallelism with Adaptive Reordering for
+       Fault-Tolerant LLM Pretraining Systems with 100k+ GPUs", ICML 2026, arXiv:2603.00357.
+    .. [2] J. W. Young, "A first order approximation to the optimum checkpoint interval",
+       CACM 17(9), 1974; J. T. Daly, "A higher order estimate of the optimum checkpoint
+       interval for restart dumps", FGCS 22(3), 2006 (the T_c* family).
+
     Examples
     --------
     >>> rep = simulate(Scenario(groups=200, steps=200), "replication", redundancy=3, seed=1)

@@ -145,6 +145,13 @@ class Scenario:
     -----
     Step time at stack depth S is ``S * compute * (1 + jitter * u) + allreduce`` with u uniform
     in [-1, 1], so the failure-free time-to-train is ``t0 = steps * (compute + allreduce)``.
+    Validation is O(1).
+
+    References
+    ----------
+    .. [1] J. Lee et al., "SPARe: Stacked Parallelism with Adaptive Reordering for
+       Fault-Tolerant LLM Pretraining Systems with 100k+ GPUs", ICML 2026, arXiv:2603.00357
+       (section 5's scenario: 600k H100, m = 5 min, Weibull shape 0.78, T_r = 60 min).
 
     Examples
     --------

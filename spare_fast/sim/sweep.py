@@ -276,7 +276,8 @@ def plot_sweep(means: Sequence[dict[str, Any]], path: str | os.PathLike[str]) ->
         )
         rs = [m["redundancy"] for m in ms]
         if scheme == "checkpoint" and len(rs) == 1:
-            ax1.axhline(ms[0]["normalized"], ls=":", lw=1, label=f"checkpoint N={n}")
+            if math.isfinite(ms[0]["normalized"]):  # CKPT-only usually never finishes
+                ax1.axhline(ms[0]["normalized"], ls=":", lw=1, label=f"checkpoint N={n}")
             continue
         ax1.plot(rs, [m["normalized"] for m in ms], marker="o", ms=3, label=f"{scheme} N={n}")
         ax2.plot(rs, [m["availability"] for m in ms], marker="o", ms=3, label=f"{scheme} N={n}")

@@ -310,3 +310,13 @@ def test_invalid_simulate_arguments_rejected(kwargs, exc, match):
 def test_scenario_must_be_a_scenario():
     with pytest.raises(TypeError, match="Scenario"):
         simulate({"groups": 10}, "checkpoint")  # type: ignore[arg-type]
+
+
+def test_measured_controller_time_is_charged():
+    sc = SMALL.replace(mtbf=60.0, controller_time=None, shrink_time=0.0, jitter=0.0)
+    rep = simulate(sc, "spare", redundancy=4, seed=2)
+    assert rep.decision_seconds > 0.0
+    # Recovery = measured decisions + patch layers + all-reduce reruns, all >= 0 here.
+    assert rep.losses["recovery"] >= 0.0
+    fixed = simulate(sc.replace(controller_time=0.0), "spare", redundancy=4, seed=2)
+    assert rep.time_to_train > fixed.time_to_train or rep.restarts != fixed.restarts

@@ -554,6 +554,7 @@ class _Run:
         elif self.phase == _SAVE:
             self.ckpt_loss += self.t - self.save_start
             self.lost_saves += 1
+            self.restart_after_save = False  # a wipe-out pre-empted the planned restart
         self.rework += self.p_useful + self.p_redund + self.p_jit + self.p_recov
         self.p_useful = self.p_redund = self.p_jit = self.p_recov = 0.0
         self.done = self.ckpt
@@ -727,7 +728,7 @@ class _Run:
             elif kind == _EV_REPAIR:
                 if payload[0] != self.epoch:
                     continue
-            elif payload != self.epoch:  # pragma: no cover - save/restart ends are never stale
+            elif payload != self.epoch:  # a save cut short by a restart
                 continue
             self.t = time_
             self.events += 1

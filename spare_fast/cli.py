@@ -17,9 +17,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="SPARe fault-tolerance scheduling core: controller, theory, simulator.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from spare_fast import _cli_demo
+    from spare_fast import _cli_bench, _cli_demo, _cli_plan, _cli_theory
 
     _cli_demo.add_parser(sub)
+    _cli_bench.add_parser(sub)
+    _cli_theory.add_parser(sub)
+    _cli_plan.add_parser(sub)
     from spare_fast import _cli_sim
 
     _cli_sim.add_parser(sub)

@@ -72,8 +72,13 @@ class Decision:
         "_event",
     )
 
-    def __init__(self, raw: tuple, assignment: np.ndarray | None = None,
-                 owner: Controller | None = None, event: int = 0) -> None:
+    def __init__(
+        self,
+        raw: tuple,
+        assignment: np.ndarray | None = None,
+        owner: Controller | None = None,
+        event: int = 0,
+    ) -> None:
         status, phase, depth, moves, swaps, patch, seconds, full = raw
         self.status = Status(status)
         self.phase = int(phase)
@@ -210,8 +215,9 @@ class Controller:
 
     __slots__ = ("_core", "_layout", "_lock", "__weakref__")
 
-    def __init__(self, layout: Layout | npt.ArrayLike, *,
-                 move_cost: npt.ArrayLike | None = None) -> None:
+    def __init__(
+        self, layout: Layout | npt.ArrayLike, *, move_cost: npt.ArrayLike | None = None
+    ) -> None:
         if not isinstance(layout, Layout):
             layout = Layout.from_stacks(layout)
         cost = _move_cost_array(move_cost, layout.stacks.shape)
@@ -220,7 +226,7 @@ class Controller:
         self._lock = threading.Lock()
 
     @classmethod
-    def _wrap(cls, core: object, layout: Layout) -> Controller:
+    def _wrap(cls, core: _core.Controller, layout: Layout) -> Controller:
         self = cls.__new__(cls)
         self._core = core
         self._layout = layout
@@ -347,10 +353,12 @@ class SolveResult(Decision):
     """A :class:`Decision` from :func:`solve`, which also carries the reordered ``stacks``."""
 
     __slots__ = ("stacks",)
+    stacks: np.ndarray
 
 
-def solve(stacks: npt.ArrayLike | Layout, alive: npt.ArrayLike, *,
-          move_cost: npt.ArrayLike | None = None) -> SolveResult:
+def solve(
+    stacks: npt.ArrayLike | Layout, alive: npt.ArrayLike, *, move_cost: npt.ArrayLike | None = None
+) -> SolveResult:
     """The stateless from-scratch ReCtlr decision.
 
     Parameters
@@ -380,7 +388,7 @@ def solve(stacks: npt.ArrayLike | Layout, alive: npt.ArrayLike, *,
     >>> from spare_fast import Layout, solve
     >>> d = solve(Layout.cyclic(4, 2), np.array([True, False, True, True]))
     >>> d.depth, d.moves, d.assignment.tolist()
-    (2, 0, [0, 2, 2, 3])
+    (2, 0, [0, 0, 2, 2])
     >>> solve(Layout.cyclic(4, 2), np.array([True, False, False, True])).status.name
     'WIPEOUT'
     """
@@ -389,7 +397,9 @@ def solve(stacks: npt.ArrayLike | Layout, alive: npt.ArrayLike, *,
     if alive_arr.ndim != 1:
         raise ValueError(f"alive must be 1-D, got shape {alive_arr.shape}")
     if alive_arr.shape[0] != arr.shape[0]:
-        raise ValueError(f"alive has length {alive_arr.shape[0]}, expected n_groups = {arr.shape[0]}")
+        raise ValueError(
+            f"alive has length {alive_arr.shape[0]}, expected n_groups = {arr.shape[0]}"
+        )
     if alive_arr.dtype != np.bool_:
         if alive_arr.size and alive_arr.dtype.kind not in "iub":
             raise TypeError(f"alive must be booleans, got dtype {alive_arr.dtype}")

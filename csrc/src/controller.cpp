@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
-#include <queue>
+#include <deque>
+#include <functional>
+#include <tuple>
 #include <stdexcept>
 #include <utility>
 
@@ -164,6 +166,8 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   Decision d;
   full_solve(1);
   reorder_stacks(d);
+  initial_moves_ = d.moves;
+  initial_swaps_ = d.swaps;
   initial_stacks_ = stacks_;
   initial_assign_ = assign_;
   initial_depth_ = depth_;
@@ -221,6 +225,7 @@ void Controller::reset_potentials() {
     pot_epoch_ = 1;
   }
   pot_shift_ = 0;
+  zero_state_ = true;
 }
 
 std::int64_t Controller::potential(std::int32_t v) const {
@@ -249,8 +254,24 @@ bool Controller::augment_from(std::int32_t source) {
   const auto R = static_cast<std::size_t>(redundancy_);
   const auto H = static_cast<std::size_t>(height_);
   const std::int32_t sink = T + n_groups_;
-  using Item = std::pair<std::int64_t, std::int32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+  // While every reduced cost is 0 or 1 (unit costs, zero potentials, every assignment at cost
+  // 0: the state at the start of an event) a deque gives a 0-1 BFS, far cheaper than a heap.
+  const bool bfs01 = unit_costs_ && zero_state_;
+  heap_.clear();
+  deque_.clear();
+  std::int64_t cur = 0;  // distance of the node being expanded (0-1 BFS pushes relative to it)
+  auto push = [&](std::int64_t nd, std::int32_t v) {
+    if (bfs01) {
+      if (nd == cur) {
+        deque_.emplace_front(nd, v);
+      } else {
+        deque_.emplace_back(nd, v);
+      }
+    } else {
+      heap_.emplace_back(nd, v);
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+    }
+  };
 
   auto relax = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
     const auto i = static_cast<std::size_t>(to);
@@ -259,7 +280,7 @@ bool Controller::augment_from(std::int32_t source) {
       dist_stamp_[i] = search_stamp_;
       dist_[i] = nd;
       parent_[i] = from;
-      heap.emplace(nd, to);
+      push(nd, to);
     }
   };
 
@@ -268,17 +289,26 @@ bool Controller::augment_from(std::int32_t source) {
   settled_[static_cast<std::size_t>(source)] = 0;
   dist_[static_cast<std::size_t>(source)] = 0;
   parent_[static_cast<std::size_t>(source)] = -1;
-  heap.emplace(0, source);
+  push(0, source);
   std::int64_t best = kInf;
   std::int32_t best_group = -1;
   const std::int64_t p_sink = potential(sink);
 
-  while (!heap.empty()) {
-    const auto [d, v] = heap.top();
-    heap.pop();
+  while (bfs01 ? !deque_.empty() : !heap_.empty()) {
+    std::int64_t d;
+    std::int32_t v;
+    if (bfs01) {
+      std::tie(d, v) = deque_.front();
+      deque_.pop_front();
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      std::tie(d, v) = heap_.back();
+      heap_.pop_back();
+    }
     const auto vi = static_cast<std::size_t>(v);
     if (settled_[vi] || d != dist_[vi]) continue;
     if (d >= best) break;
+    cur = d;
     settled_[vi] = 1;
     settled_list_.push_back(v);
     const std::int64_t pv = potential(v);
@@ -293,21 +323,26 @@ bool Controller::augment_from(std::int32_t source) {
             settled_[static_cast<std::size_t>(gn)]) {
           continue;
         }
-        const std::int64_t rc = cost_of_slot(static_cast<std::int64_t>(k)) + pv - potential(gn);
+        const std::int64_t pg = potential(gn);
+        const std::int64_t rc = cost_of_slot(static_cast<std::int64_t>(k)) + pv - pg;
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
         relax(v, gn, d + rc);
+        // Look at the sink edge when a group is reached, not when it is settled: the search
+        // can stop as soon as the queue's minimum reaches `best`, which skips the (often large)
+        // set of nodes tied at the final distance.
+        if (load_[static_cast<std::size_t>(g)] < price_depth_) {
+          const std::int64_t rcs = pg - p_sink;
+          if (rcs < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
+          const std::int64_t cand = dist_[static_cast<std::size_t>(gn)] + rcs;
+          if (cand < best) {
+            best = cand;
+            best_group = g;
+          }
+        }
       }
     } else {
       const std::int32_t g = v - T;
       const auto gi = static_cast<std::size_t>(g);
-      if (load_[gi] < price_depth_) {
-        const std::int64_t rc = pv - p_sink;
-        if (rc < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
-        if (d + rc < best) {
-          best = d + rc;
-          best_group = g;
-        }
-      }
       // Backward edges to the types g provides: reassigning them frees capacity in g.
       for (std::size_t l = 0; l < H; ++l) {
         const std::size_t cell = gi * H + l;
@@ -338,6 +373,8 @@ bool Controller::augment_from(std::int32_t source) {
       pot_[i] += dist_[i] - best;
     }
   }
+
+  if (best != 0) zero_state_ = false;
 
   // Augment: walk back from the group that reached the sink.
   load_[static_cast<std::size_t>(best_group)] += 1;
@@ -397,6 +434,7 @@ bool Controller::assign_at_depth(std::int32_t s) {
       ++load_[static_cast<std::size_t>(best_group)];
       pot_stamp_[ti] = pot_epoch_;
       pot_[ti] = -best_cost;
+      if (best_cost != 0) zero_state_ = false;
     }
   }
   for (std::int32_t t = 0; t < n_types_; ++t) {
@@ -625,10 +663,13 @@ Decision Controller::restart() {
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
   depth_ = initial_depth_;
   wiped_out_ = false;
+  // The decision restores the layout and reorders it as the initial decision did.
   Decision d;
   d.status = Status::kOk;
   d.depth = depth_;
-  d.phase = 0;
+  d.moves = initial_moves_;
+  d.swaps = initial_swaps_;
+  d.phase = d.swaps == 0 ? 0 : 2;
   d.full_solve = true;
   d.seconds = seconds_since(t0);
   return d;
@@ -756,6 +797,8 @@ std::string Controller::snapshot() const {
   w.put<std::uint8_t>(wiped_out_ ? 1 : 0);
   w.put<std::uint64_t>(events_);
   w.put<std::uint8_t>(unit_costs_ ? 1 : 0);
+  w.put<std::int64_t>(initial_moves_);
+  w.put<std::int64_t>(initial_swaps_);
   w.put_vec(initial_stacks_);
   w.put_vec(stacks_);
   w.put_vec(move_cost_);
@@ -792,6 +835,11 @@ Controller Controller::restore(const std::string& data) {
   const auto wiped = rd.get<std::uint8_t>("wiped_out");
   const auto events = rd.get<std::uint64_t>("events");
   const auto unit = rd.get<std::uint8_t>("unit_costs");
+  const auto initial_moves = rd.get<std::int64_t>("initial_moves");
+  const auto initial_swaps = rd.get<std::int64_t>("initial_swaps");
+  if (initial_moves < 0 || initial_swaps < 0) {
+    throw std::invalid_argument("snapshot: negative initial move count");
+  }
   if (n < 1 || h < 1 || static_cast<std::int64_t>(n) * h > std::numeric_limits<std::int32_t>::max()) {
     throw std::invalid_argument("snapshot: bad shape " + std::to_string(n) + " x " +
                                 std::to_string(h));
@@ -897,6 +945,8 @@ Controller Controller::restore(const std::string& data) {
   c.initial_depth_ = initial_depth;
   c.wiped_out_ = wiped != 0;
   c.events_ = events;
+  c.initial_moves_ = initial_moves;
+  c.initial_swaps_ = initial_swaps;
   return c;
 }
 

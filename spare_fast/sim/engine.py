@@ -59,7 +59,7 @@ _EV_RESTART_END, _EV_SAVE_END, _EV_REPAIR, _EV_FAILURE = 0, 1, 2, 3
 
 #: Default SPARe layout kind.  Measured (README, 5 seeds, N = 200/600/1000, r = 4..10): random
 #: and sidon tie within noise and beat cyclic by 6-11% at each N's best r; random exists for
-#: every (N, r) while a sidon layout needs N >= r(r-1)+1 and a search that can fail near it.
+#: every (N, r) while a sidon layout needs N >= r(r-1)+1 and can fail near that bound.
 DEFAULT_LAYOUT = "random"
 
 

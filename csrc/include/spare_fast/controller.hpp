@@ -42,7 +42,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spare_fast/validate.hpp"
@@ -162,6 +164,8 @@ class Controller {
   // Restart state: the initial decision, computed once.
   std::vector<std::int32_t> initial_assign_;
   std::int32_t initial_depth_ = 1;
+  std::int64_t initial_moves_ = 0;  // the initial decision's cost against the layout's order
+  std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
   std::vector<std::int64_t> dist_;
@@ -170,6 +174,11 @@ class Controller {
   std::vector<std::uint8_t> settled_;
   std::vector<std::int32_t> settled_list_;
   std::uint32_t search_stamp_ = 0;
+  std::vector<std::pair<std::int64_t, std::int32_t>> heap_;  // Dijkstra queue (binary heap)
+  std::deque<std::pair<std::int64_t, std::int32_t>> deque_;  // 0-1 BFS queue
+  // True while every potential is 0 and every assignment costs 0 (reduced costs are then the
+  // plain 0/1 costs and a 0-1 BFS is exact).
+  bool zero_state_ = true;
   // Johnson potentials, lazily reset per event: p(v) = pot_[v] + pot_shift_ if pot_stamp_[v] ==
   // pot_epoch_, else pot_shift_.
   std::vector<std::int64_t> pot_;

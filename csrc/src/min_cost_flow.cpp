@@ -1,0 +1,317 @@
+// Minimum-cost flow by the primal-dual method (successive shortest paths, many per phase).
+//
+// A super source S feeds every supply node (arc capacity = supply) and every demand node
+// drains into a super sink T, so the problem becomes a min-cost S-T flow of value
+// sum(positive supplies). Node potentials pi keep every residual arc's reduced cost
+// cost + pi[u] - pi[v] nonnegative (Johnson). A phase makes the shortest S-T paths exactly
+// the zero-reduced-cost ("admissible") ones, then pushes a maximum flow through the admissible
+// subgraph with Dinic's blocking flows: every augmentation is along a shortest path, so the
+// flow stays a min-cost flow for its value (the SSP invariant). Reverse arcs of admissible
+// arcs are admissible too, so the Dinic maximum flow may reroute earlier paths of the phase.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "spare_fast/graph.hpp"
+#include "spare_fast/validate.hpp"
+
+namespace spare_fast {
+namespace {
+
+using Index = std::int32_t;
+using Wide = __int128;  // overflow checks only (GCC and Clang)
+
+constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
+
+std::size_t sz(Index v) { return static_cast<std::size_t>(v); }
+
+// The residual network in CSR form: the out-arcs of node u are first_[u] .. first_[u + 1].
+// Every input arc with positive capacity and distinct ends yields a forward residual arc at
+// its tail and a reverse one (cost negated, capacity 0) at its head; pair_[e] links the two.
+class ResidualNetwork {
+ public:
+  ResidualNetwork(std::size_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
+                  Span<std::int64_t> capacity, Span<std::int64_t> cost,
+                  Span<std::int64_t> supply)
+      : n_(n_nodes + 2),
+        source_(static_cast<Index>(n_nodes)),
+        sink_(static_cast<Index>(n_nodes + 1)),
+        forward_of_arc_(tail.size, -1) {
+    std::vector<Index> degree(n_ + 1, 0);
+    auto kept = [&](std::size_t a) { return capacity[a] > 0 && tail[a] != head[a]; };
+    for (std::size_t a = 0; a < tail.size; ++a) {
+      if (!kept(a)) continue;
+      ++degree[sz(tail[a])];
+      ++degree[sz(head[a])];
+    }
+    for (std::size_t v = 0; v < n_nodes; ++v) {
+      if (supply[v] > 0) {
+        ++degree[sz(source_)];
+        ++degree[v];
+      } else if (supply[v] < 0) {
+        ++degree[v];
+        ++degree[sz(sink_)];
+      }
+    }
+    first_.assign(n_ + 1, 0);
+    for (std::size_t v = 0; v < n_; ++v) first_[v + 1] = first_[v] + degree[v];
+    const std::size_t n_res = sz(first_[n_]);
+    to_.resize(n_res);
+    residual_.assign(n_res, 0);
+    cost_.resize(n_res);
+    pair_.resize(n_res);
+    std::vector<Index> fill(first_.begin(), first_.end() - 1);
+    auto add = [&](Index u, Index v, std::int64_t cap, std::int64_t c) {
+      const Index e = fill[sz(u)]++;
+      const Index r = fill[sz(v)]++;
+      to_[sz(e)] = v;
+      residual_[sz(e)] = cap;
+      cost_[sz(e)] = c;
+      pair_[sz(e)] = r;
+      to_[sz(r)] = u;
+      cost_[sz(r)] = -c;
+      pair_[sz(r)] = e;
+      return e;
+    };
+    for (std::size_t a = 0; a < tail.size; ++a) {
+      if (kept(a)) forward_of_arc_[a] = add(tail[a], head[a], capacity[a], cost[a]);
+    }
+    for (std::size_t v = 0; v < n_nodes; ++v) {
+      if (supply[v] > 0) {
+        add(source_, static_cast<Index>(v), supply[v], 0);
+      } else if (supply[v] < 0) {
+        add(static_cast<Index>(v), sink_, -supply[v], 0);
+      }
+    }
+    potential_.assign(n_, 0);
+    level_.assign(n_, -1);
+    current_.assign(n_, 0);
+  }
+
+  // Routes as much supply as possible at minimum cost; returns the flow value.
+  std::int64_t solve() {
+    std::int64_t value = 0;
+    // Zero potentials are feasible because costs are nonnegative: the first phase needs no
+    // Dijkstra and routes greedily along cost-0 arcs (the warm start).
+    value += max_flow_on_admissible();
+    while (dijkstra_update_potentials()) {
+      const std::int64_t pushed = max_flow_on_admissible();
+      if (pushed == 0) break;  // cannot happen with exact potentials; guards a livelock
+      value += pushed;
+    }
+    return value;
+  }
+
+  // Flow on input arc a (0 for arcs left out of the residual network).
+  std::int64_t flow(std::size_t a) const {
+    const Index e = forward_of_arc_[a];
+    return e < 0 ? 0 : residual_[sz(pair_[sz(e)])];
+  }
+
+ private:
+  std::int64_t reduced(Index u, Index e) const {
+    return cost_[sz(e)] + potential_[sz(u)] - potential_[sz(to_[sz(e)])];
+  }
+
+  // Dijkstra from S on reduced costs. Afterwards pi += min(dist, dist[T]) keeps every reduced
+  // cost nonnegative and makes every shortest S-T path admissible. Returns false if T is
+  // unreachable (no augmenting path: the flow is maximum).
+  bool dijkstra_update_potentials() {
+    dist_.assign(n_, kInf);
+    done_.assign(n_, 0);
+    using Item = std::pair<std::int64_t, Index>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+    dist_[sz(source_)] = 0;
+    heap.emplace(0, source_);
+    while (!heap.empty()) {
+      const auto [d, u] = heap.top();
+      heap.pop();
+      if (done_[sz(u)]) continue;
+      done_[sz(u)] = 1;
+      if (u == sink_) break;
+      for (Index e = first_[sz(u)]; e < first_[sz(u) + 1]; ++e) {
+        if (residual_[sz(e)] == 0) continue;
+        const Index v = to_[sz(e)];
+        const std::int64_t nd = d + reduced(u, e);
+        if (nd < dist_[sz(v)]) {
+          dist_[sz(v)] = nd;
+          heap.emplace(nd, v);
+        }
+      }
+    }
+    const std::int64_t dt = dist_[sz(sink_)];
+    if (dt == kInf) return false;
+    for (std::size_t v = 0; v < n_; ++v) potential_[v] += dist_[v] < dt ? dist_[v] : dt;
+    return true;
+  }
+
+  // BFS levels over admissible arcs (positive residual, zero reduced cost), stopping at T's
+  // layer. Returns false if T is not reachable.
+  bool admissible_levels() {
+    std::fill(level_.begin(), level_.end(), -1);
+    queue_.clear();
+    level_[sz(source_)] = 0;
+    queue_.push_back(source_);
+    std::int32_t sink_level = -1;
+    for (std::size_t qi = 0; qi < queue_.size(); ++qi) {
+      const Index u = queue_[qi];
+      if (sink_level >= 0 && level_[sz(u)] >= sink_level) break;
+      for (Index e = first_[sz(u)]; e < first_[sz(u) + 1]; ++e) {
+        const Index v = to_[sz(e)];
+        if (level_[sz(v)] >= 0 || residual_[sz(e)] == 0 || reduced(u, e) != 0) continue;
+        level_[sz(v)] = level_[sz(u)] + 1;
+        if (v == sink_) sink_level = level_[sz(v)];
+        queue_.push_back(v);
+      }
+    }
+    return sink_level >= 0;
+  }
+
+  // Dinic: blocking flows on the admissible level graph until T is cut off.
+  std::int64_t max_flow_on_admissible() {
+    std::int64_t total = 0;
+    while (admissible_levels()) {
+      for (std::size_t v = 0; v < n_; ++v) current_[v] = first_[v];
+      path_.clear();
+      Index u = source_;
+      while (true) {
+        if (u == sink_) {
+          std::int64_t push = kInf;
+          for (Index e : path_) push = residual_[sz(e)] < push ? residual_[sz(e)] : push;
+          std::size_t cut = path_.size();
+          for (std::size_t i = 0; i < path_.size(); ++i) {
+            const Index e = path_[i];
+            residual_[sz(e)] -= push;
+            residual_[sz(pair_[sz(e)])] += push;
+            if (residual_[sz(e)] == 0 && cut == path_.size()) cut = i;
+          }
+          total += push;
+          // Retreat to the tail of the first saturated arc and continue from there.
+          path_.resize(cut);
+          u = cut == 0 ? source_ : to_[sz(path_[cut - 1])];
+          continue;
+        }
+        Index& e = current_[sz(u)];
+        const Index end = first_[sz(u) + 1];
+        const std::int32_t next_level = level_[sz(u)] + 1;
+        for (; e < end; ++e) {
+          const Index v = to_[sz(e)];
+          if (level_[sz(v)] == next_level && residual_[sz(e)] > 0 && reduced(u, e) == 0) break;
+        }
+        if (e < end) {
+          path_.push_back(e);
+          u = to_[sz(e)];
+          continue;
+        }
+        level_[sz(u)] = -1;  // dead end for this blocking flow
+        if (u == source_) break;
+        const Index back = path_.back();
+        path_.pop_back();
+        u = to_[sz(pair_[sz(back)])];
+        ++current_[sz(u)];
+      }
+    }
+    return total;
+  }
+
+  std::size_t n_;
+  Index source_;
+  Index sink_;
+  std::vector<Index> forward_of_arc_;  // input arc -> its forward residual arc, -1 if dropped
+  std::vector<Index> first_;           // CSR offsets of the residual out-arcs
+  std::vector<Index> to_;              // head of each residual arc
+  std::vector<std::int64_t> residual_;  // residual capacity of each residual arc
+  std::vector<std::int64_t> cost_;      // cost (negated on reverse arcs)
+  std::vector<Index> pair_;             // the opposite residual arc
+  std::vector<std::int64_t> potential_;  // Johnson potentials
+  std::vector<std::int64_t> dist_;       // Dijkstra scratch
+  std::vector<char> done_;               // Dijkstra scratch
+  std::vector<std::int32_t> level_;      // Dinic BFS levels (-1: unreached or dead)
+  std::vector<Index> current_;           // Dinic current-arc pointers
+  std::vector<Index> queue_;             // BFS scratch
+  std::vector<Index> path_;              // DFS path of residual arcs
+};
+
+void validate(std::int64_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
+              Span<std::int64_t> capacity, Span<std::int64_t> cost, Span<std::int64_t> supply) {
+  check_nonnegative("n_nodes", n_nodes);
+  check_fits_int32("n_nodes", n_nodes);
+  const std::size_t m = tail.size;
+  check_length("head", head.size, m);
+  check_length("capacity", capacity.size, m);
+  check_length("cost", cost.size, m);
+  check_length("supply", supply.size, static_cast<std::size_t>(n_nodes));
+  // Residual arcs (two per arc plus two per supply node) are indexed by int32.
+  const auto limit = static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max() / 2) -
+                     static_cast<std::size_t>(n_nodes);
+  if (m > limit) {
+    throw std::invalid_argument("number of arcs = " + std::to_string(m) + " exceeds " +
+                                std::to_string(limit) + " (int32 residual arc ids)");
+  }
+  for (std::size_t a = 0; a < m; ++a) {
+    // Names are built only for the culprit: a string per arc would dominate the solve.
+    if (tail[a] < 0 || tail[a] >= n_nodes) check_range(index_name("tail", a), tail[a], 0, n_nodes);
+    if (head[a] < 0 || head[a] >= n_nodes) check_range(index_name("head", a), head[a], 0, n_nodes);
+    if (capacity[a] < 0) check_nonnegative(index_name("capacity", a), capacity[a]);
+    if (cost[a] < 0) {
+      throw std::invalid_argument(index_name("cost", a) + " = " + std::to_string(cost[a]) +
+                                  " on arc " + std::to_string(a) + " (" +
+                                  std::to_string(tail[a]) + " -> " + std::to_string(head[a]) +
+                                  ") is negative; costs must be >= 0");
+    }
+  }
+}
+
+}  // namespace
+
+MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                Span<std::int64_t> cost, Span<std::int64_t> supply) {
+  validate(n_nodes, tail, head, capacity, cost, supply);
+  MinCostFlowResult result;
+  result.flow.assign(tail.size, 0);
+
+  Wide positive = 0;
+  Wide negative = 0;
+  for (std::size_t v = 0; v < supply.size; ++v) {
+    (supply[v] > 0 ? positive : negative) += supply[v];
+  }
+  if (positive + negative != 0) {
+    result.status = MinCostFlowStatus::kUnbalanced;
+    return result;
+  }
+  const Wide i64_max = std::numeric_limits<std::int64_t>::max();
+  Wide max_cost = 0;
+  Wide cost_bound = 0;
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    max_cost = cost[a] > max_cost ? cost[a] : max_cost;
+    const Wide carried = capacity[a] < positive ? capacity[a] : positive;
+    cost_bound += carried * cost[a];  // each term < 2^126; stop before the sum could wrap
+    if (cost_bound > i64_max) break;
+  }
+  // Potentials and Dijkstra distances stay below about 2 (n + 2) * max cost; keep a factor 4.
+  const Wide potential_bound = 4 * (static_cast<Wide>(n_nodes) + 3) * max_cost;
+  if (positive > i64_max || cost_bound > i64_max || potential_bound > i64_max) {
+    result.status = MinCostFlowStatus::kOverflow;
+    return result;
+  }
+
+  ResidualNetwork network(static_cast<std::size_t>(n_nodes), tail, head, capacity, cost, supply);
+  result.flow_value = network.solve();
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    result.flow[a] = network.flow(a);
+    result.total_cost += result.flow[a] * cost[a];
+  }
+  result.status = result.flow_value == static_cast<std::int64_t>(positive)
+                      ? MinCostFlowStatus::kOptimal
+                      : MinCostFlowStatus::kInfeasible;
+  return result;
+}
+
+}  // namespace spare_fast

@@ -1,0 +1,164 @@
+// C++ unit tests of the controller with no Python: valid events, wipe-out, rejoin, restart,
+// snapshot round trips, and malformed input of every kind (run under ASan + UBSan in CI).
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spare_fast/controller.hpp"
+
+using spare_fast::Controller;
+using spare_fast::Decision;
+using spare_fast::Span;
+using spare_fast::Status;
+
+namespace {
+
+int failures = 0;
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                           \
+    }                                                                       \
+  } while (0)
+
+template <class E, class F>
+void expect_throw(F&& f, const std::string& needle) {
+  try {
+    f();
+    std::fprintf(stderr, "expected an exception containing '%s'\n", needle.c_str());
+    ++failures;
+  } catch (const E& e) {
+    if (std::string(e.what()).find(needle) == std::string::npos) {
+      std::fprintf(stderr, "message '%s' lacks '%s'\n", e.what(), needle.c_str());
+      ++failures;
+    }
+  }
+}
+
+std::vector<std::int32_t> cyclic(std::int32_t n, std::int32_t r) {
+  std::vector<std::int32_t> s(static_cast<std::size_t>(n * r));
+  for (std::int32_t g = 0; g < n; ++g)
+    for (std::int32_t l = 0; l < r; ++l) s[static_cast<std::size_t>(g * r + l)] = (g + l) % n;
+  return s;
+}
+
+Span<std::int32_t> span(const std::vector<std::int32_t>& v) { return {v.data(), v.size()}; }
+
+void test_events() {
+  const auto s = cyclic(12, 3);
+  Controller c(span(s), 12, 3, {});
+  CHECK(c.depth() == 1 && c.n_alive() == 12 && c.n_types() == 12 && c.redundancy() == 3);
+  std::vector<std::int32_t> g = {4};
+  Decision d = c.fail(span(g));
+  CHECK(d.status == Status::kOk && d.depth == 2 && d.patch.size() == 2);
+  CHECK(c.assignment()[d.patch[0]] == d.patch[1]);
+  std::vector<std::int32_t> more = {5, 6};  // 4, 5, 6 hold type 6 with cyclic r = 3
+  d = c.fail(span(more));
+  CHECK(d.status == Status::kWipeout && d.phase == 1 && d.depth == 0);
+  CHECK(c.wiped_out());
+  std::vector<std::int32_t> back = {5};
+  d = c.rejoin(span(back));
+  CHECK(d.status == Status::kOk && !c.wiped_out());
+  d = c.restart();
+  CHECK(d.status == Status::kOk && d.depth == 1 && c.n_alive() == 12);
+  for (std::size_t i = 0; i < s.size(); ++i) CHECK(c.stacks()[i] == s[i]);
+}
+
+void test_snapshot() {
+  const auto s = cyclic(50, 4);
+  std::vector<std::int64_t> cost(s.size());
+  for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = static_cast<std::int64_t>(i % 5);
+  Controller a(span(s), 50, 4, Span<std::int64_t>(cost.data(), cost.size()));
+  for (std::int32_t g = 0; g < 50; g += 3) {
+    std::vector<std::int32_t> one = {g};
+    a.fail(span(one));
+  }
+  const std::string snap = a.snapshot();
+  Controller b = Controller::restore(snap);
+  CHECK(b.snapshot() == snap);
+  for (std::int32_t g = 1; g < 50; g += 3) {
+    std::vector<std::int32_t> one = {g};
+    if (!a.alive()[g]) continue;
+    const Decision da = a.fail(span(one));
+    const Decision db = b.fail(span(one));
+    CHECK(da.status == db.status && da.depth == db.depth && da.moves == db.moves);
+    CHECK(da.patch == db.patch);
+  }
+  expect_throw<std::invalid_argument>([&] { Controller::restore(snap.substr(0, snap.size() - 3)); },
+                                      "checksum");
+  expect_throw<std::invalid_argument>([&] { Controller::restore("short"); }, "magic");
+  for (std::size_t i = 8; i < snap.size(); i += 7) {
+    std::string bad = snap;
+    bad[i] = static_cast<char>(bad[i] ^ 0x10);
+    expect_throw<std::invalid_argument>([&] { Controller::restore(bad); }, "snapshot");
+  }
+}
+
+void test_malformed_input() {
+  const auto s = cyclic(6, 2);
+  expect_throw<std::invalid_argument>([&] { Controller(span(s), 6, 3, {}); }, "stacks has length 12");
+  expect_throw<std::invalid_argument>([&] { Controller(span(s), 0, 2, {}); }, "n_groups = 0");
+  std::vector<std::int32_t> neg = s;
+  neg[5] = -4;
+  expect_throw<std::out_of_range>([&] { Controller(span(neg), 6, 2, {}); }, "stacks[2, 1] = -4");
+  std::vector<std::int32_t> rep = s;
+  rep[1] = rep[0];
+  expect_throw<std::invalid_argument>([&] { Controller(span(rep), 6, 2, {}); }, "stacks[0, 1] = 0 repeats");
+  std::vector<std::int64_t> cost(12, 1);
+  cost[7] = -1;
+  expect_throw<std::invalid_argument>(
+      [&] { Controller(span(s), 6, 2, Span<std::int64_t>(cost.data(), cost.size())); },
+      "move_cost[3, 1] = -1");
+  Controller c(span(s), 6, 2, {});
+  std::vector<std::int32_t> out = {6};
+  expect_throw<std::out_of_range>([&] { c.fail(span(out)); }, "groups[0] = 6 is not in [0, 6)");
+  std::vector<std::int32_t> dup = {1, 1};
+  expect_throw<std::invalid_argument>([&] { c.fail(span(dup)); }, "repeats");
+  std::vector<std::int32_t> live = {2};
+  expect_throw<std::invalid_argument>([&] { c.rejoin(span(live)); }, "already alive");
+  CHECK(c.n_alive() == 6);
+  std::vector<std::uint8_t> alive(5, 1);
+  expect_throw<std::invalid_argument>(
+      [&] { Controller::solve(span(s), 6, 2, {alive.data(), alive.size()}, {}, nullptr, nullptr); },
+      "alive has length 5");
+}
+
+void test_solve_matches_incremental() {
+  const std::int32_t n = 200, r = 4;
+  const auto s = cyclic(n, r);
+  Controller c(span(s), n, r, {});
+  std::uint64_t x = 12345;
+  for (int step = 0; step < 150; ++step) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const auto g = static_cast<std::int32_t>((x >> 33) % static_cast<std::uint64_t>(n));
+    if (!c.alive()[g]) continue;
+    std::vector<std::int32_t> before(c.stacks(), c.stacks() + n * r);
+    std::vector<std::int32_t> one = {g};
+    const Decision d = c.fail(span(one));
+    std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+    const Decision ref = Controller::solve(span(before), n, r, {alive.data(), alive.size()}, {},
+                                           nullptr, nullptr);
+    CHECK(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves);
+    if (d.status == Status::kWipeout) break;
+  }
+}
+
+}  // namespace
+
+int main() {
+  test_events();
+  test_snapshot();
+  test_malformed_input();
+  test_solve_matches_incremental();
+  if (failures) {
+    std::fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  std::puts("test_controller: all checks passed");
+  return 0;
+}

@@ -1,0 +1,344 @@
+"""``spare-fast theory``: print the closed forms, or validate them against Monte Carlo.
+
+``spare-fast theory --validate --out DIR`` runs the grid of issue 6 (N in {200, 600, 1000,
+10000, 100000}, r in {2, 4, 8, 12, 16, 20}, layouts cyclic, sidon where it exists, random) and
+writes ``validation.csv``, ``validation.md`` and ``validation.png`` to DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+
+from spare_fast import theory as th
+
+GRID_N = (200, 600, 1000, 10_000, 100_000)
+GRID_R = (2, 4, 8, 12, 16, 20)
+LAYOUTS = ("cyclic", "sidon", "random")
+#: The paper's mean absolute errors against Monte Carlo (mu, overhead lower bound).
+PAPER_MU_MAPE = 1.13
+PAPER_OVERHEAD_MAPE = 0.60
+
+
+@dataclass
+class Row:
+    """One grid point of the validation."""
+
+    layout: str
+    n_groups: int
+    redundancy: int
+    mu_formula: float
+    mu_exact: float  # cyclic only (NaN otherwise)
+    mu_mc: float
+    mu_se: float
+    mu_err_pct: float  # 100 (formula - MC) / MC
+    mu_exact_z: float  # (exact - MC) / SE, cyclic only
+    overhead_lb: float
+    overhead_mc: float
+    overhead_se: float
+    overhead_err_pct: float  # 100 (bound - MC) / MC
+    overhead_raw: float  # plain mean over the trajectories (no control variate)
+    overhead_raw_se: float
+    mu_trials: int
+    overhead_trials: int
+    seconds: float
+
+
+def _mu_trials(n: int, base: int) -> int:
+    # The relative spread of W shrinks with N; the cost per trial grows with it.
+    return base if n <= 10_000 else max(200, base // 4)
+
+
+def _overhead_trials(n: int, base: int) -> int:
+    # A trajectory costs about mu controller decisions; its mean depth varies less at large N.
+    if n <= 1_000:
+        return base
+    if n <= 10_000:
+        return max(3, base // 4)
+    return max(3, base // 20)
+
+
+def _control_variate(
+    layout: object, depth_means: np.ndarray, survived: np.ndarray, seed: int
+) -> tuple[float, float]:
+    """Overhead estimate with the counting bound along each trajectory as control variate.
+
+    A trajectory's mean depth ``Y`` is dominated by how many failures it survives (past
+    ``k = N/2`` the bound ``c(k)`` jumps from 2 to 3), so ``Y`` varies a lot between
+    trajectories at large N. ``X``, the mean of ``c(k)`` over the same trajectory's states
+    ``k = 0..W``, carries that variation and has a mean that the fast coverage Monte Carlo
+    estimates from thousands of independent ``W`` samples. ``mean(Y - X) + E[X]`` is unbiased
+    for ``E[Y]`` with the variance of ``Y - X`` (small) plus that of the ``E[X]`` estimate.
+    The trajectories' ``W`` are recomputed from the same seeded orders that
+    :func:`spare_fast.montecarlo.overhead` drew.
+    """
+    n = int(layout.n_groups)  # type: ignore[attr-defined]
+    holders = layout.holders()  # type: ignore[attr-defined]
+    k = np.arange(n, dtype=np.int64)
+    c_sum = np.concatenate([[0], np.cumsum(-(-n // (n - k)))])
+
+    def xbar(w: np.ndarray) -> np.ndarray:
+        return c_sum[w + 1] / (w + 1.0)
+
+    w_traj = np.empty(depth_means.size, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    for t in range(depth_means.size):
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(t,)))
+        pos[rng.permutation(n)] = k
+        w_traj[t] = int(pos[holders].max(axis=1).min())
+    diff = depth_means - xbar(w_traj)
+    x_big = xbar(np.asarray(survived, dtype=np.int64))
+    mean = float(diff.mean() + x_big.mean())
+    var = (diff.var(ddof=1) / diff.size if diff.size > 1 else 0.0) + x_big.var(ddof=1) / x_big.size
+    return mean, float(math.sqrt(var))
+
+
+def validate(
+    grid_n: Sequence[int] = GRID_N,
+    grid_r: Sequence[int] = GRID_R,
+    layouts: Sequence[str] = LAYOUTS,
+    mu_trials: int = 4000,
+    overhead_trials: int = 100,
+    seed: int = 0,
+    overhead: bool = True,
+    progress: bool = True,
+) -> list[Row]:
+    """Run the grid; one :class:`Row` per existing (layout, N, r)."""
+    from spare_fast import Layout
+    from spare_fast import montecarlo as mc
+
+    rows: list[Row] = []
+    for n in grid_n:
+        for r in grid_r:
+            if r > n:
+                continue
+            for kind in layouts:
+                t0 = time.perf_counter()
+                try:
+                    if kind == "cyclic":
+                        layout = Layout.cyclic(n, r)
+                    elif kind == "sidon":
+                        layout = Layout.sidon(n, r)
+                    else:
+                        layout = Layout.random(n, r, seed=seed)
+                except ValueError:
+                    continue  # sidon needs N >= r(r-1)+1
+                mt = _mu_trials(n, mu_trials)
+                est = mc.endurable_failures(layout, mt, seed=seed, progress=progress)
+                formula = float(th.endurable_failures(n, r))
+                exact = float(th.endurable_failures_exact(n, r)) if kind == "cyclic" else math.nan
+                ot = _overhead_trials(n, overhead_trials) if overhead else 0
+                if overhead:
+                    ov = mc.overhead(layout, ot, seed=seed, progress=progress)
+                    raw_mean, raw_se = ov.mean, ov.stderr
+                    ov_mean, ov_se = _control_variate(layout, ov.samples, est.samples, seed)
+                else:
+                    ov_mean = ov_se = raw_mean = raw_se = math.nan
+                lb = float(th.overhead_lower_bound(n, r))
+                rows.append(
+                    Row(
+                        layout=kind,
+                        n_groups=n,
+                        redundancy=r,
+                        mu_formula=formula,
+                        mu_exact=exact,
+                        mu_mc=est.mean,
+                        mu_se=est.stderr,
+                        mu_err_pct=100.0 * (formula - est.mean) / est.mean,
+                        mu_exact_z=(exact - est.mean) / est.stderr if est.stderr else math.nan,
+                        overhead_lb=lb,
+                        overhead_mc=ov_mean,
+                        overhead_se=ov_se,
+                        overhead_err_pct=100.0 * (lb - ov_mean) / ov_mean,
+                        overhead_raw=raw_mean,
+                        overhead_raw_se=raw_se,
+                        mu_trials=mt,
+                        overhead_trials=ot,
+                        seconds=time.perf_counter() - t0,
+                    )
+                )
+                if progress:
+                    x = rows[-1]
+                    print(
+                        f"{kind:7} N={n:<6} r={r:<3} mu {formula:9.1f} vs {est.mean:9.1f}"
+                        f"+-{est.stderr:.1f} ({x.mu_err_pct:+.2f}%)  overhead {lb:.4f} vs "
+                        f"{ov_mean:.4f} ({x.overhead_err_pct:+.2f}%)  {x.seconds:.1f}s",
+                        flush=True,
+                    )
+    return rows
+
+
+def summarise(rows: Sequence[Row]) -> dict[str, dict[str, float]]:
+    """Mean absolute percentage errors per layout, for r >= 8 and for all r."""
+    out: dict[str, dict[str, float]] = {}
+    for kind in sorted({x.layout for x in rows}, key=LAYOUTS.index):
+        sel = [x for x in rows if x.layout == kind]
+        hi = [x for x in sel if x.redundancy >= 8]
+        out[kind] = {
+            "mu_mape_r8": float(np.mean([abs(x.mu_err_pct) for x in hi])) if hi else math.nan,
+            "mu_mape_all": float(np.mean([abs(x.mu_err_pct) for x in sel])),
+            "overhead_mape_r8": float(np.nanmean([abs(x.overhead_err_pct) for x in hi]))
+            if hi
+            else math.nan,
+            "overhead_mape_all": float(np.nanmean([abs(x.overhead_err_pct) for x in sel])),
+            "max_exact_z": float(np.nanmax([abs(x.mu_exact_z) for x in sel]))
+            if kind == "cyclic"
+            else math.nan,
+            "points": float(len(sel)),
+        }
+    return out
+
+
+def _fmt(v: float, spec: str) -> str:
+    return "" if isinstance(v, float) and math.isnan(v) else format(v, spec)
+
+
+def markdown(rows: Sequence[Row], summary: dict[str, dict[str, float]]) -> str:
+    """The validation table and its summary as Markdown."""
+    lines = [
+        "| layout | N | r | mu formula | mu exact | mu MC +- SE | mu err | overhead lb | "
+        "overhead MC +- SE | overhead err |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for x in rows:
+        lines.append(
+            f"| {x.layout} | {x.n_groups} | {x.redundancy} | {x.mu_formula:.1f} | "
+            f"{_fmt(x.mu_exact, '.1f')} | {x.mu_mc:.1f} +- {x.mu_se:.1f} | {x.mu_err_pct:+.2f}% | "
+            f"{x.overhead_lb:.4f} | {_fmt(x.overhead_mc, '.4f')} +- {_fmt(x.overhead_se, '.4f')} | "
+            f"{_fmt(x.overhead_err_pct, '+.2f')}% |"
+        )
+    lines += [
+        "",
+        "Overhead MC: controller trajectories to wipe-out, mean depth over the states 0..W of "
+        "each, with the counting bound along the same trajectory as control variate (its mean "
+        "from the mu Monte Carlo); the plain means are in the CSV (overhead_raw).",
+        "",
+        f"Mean absolute percentage error (paper: mu {PAPER_MU_MAPE}%, overhead lower bound "
+        f"{PAPER_OVERHEAD_MAPE}%):",
+        "",
+        "| layout | points | mu, r >= 8 | mu, all r | overhead, r >= 8 | overhead, all r | "
+        "max abs z (exact vs MC) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for kind, s in summary.items():
+        lines.append(
+            f"| {kind} | {int(s['points'])} | {s['mu_mape_r8']:.2f}% | {s['mu_mape_all']:.2f}% | "
+            f"{_fmt(s['overhead_mape_r8'], '.2f')}% | {_fmt(s['overhead_mape_all'], '.2f')}% | "
+            f"{_fmt(s['max_exact_z'], '.2f')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[Row], path: Path) -> None:
+    """Formula error against Monte Carlo, per layout and r, one line per N."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = [k for k in LAYOUTS if any(x.layout == k for x in rows)]
+    fig, axes = plt.subplots(2, len(kinds), figsize=(4.2 * len(kinds), 7), squeeze=False)
+    for col, kind in enumerate(kinds):
+        for row_i, (attr, title) in enumerate(
+            (("mu_err_pct", "mu formula"), ("overhead_err_pct", "overhead lower bound"))
+        ):
+            ax = axes[row_i][col]
+            for n in sorted({x.n_groups for x in rows}):
+                pts = [x for x in rows if x.layout == kind and x.n_groups == n]
+                if pts:
+                    ax.plot(
+                        [x.redundancy for x in pts],
+                        [getattr(x, attr) for x in pts],
+                        marker="o",
+                        label=f"N={n}",
+                    )
+            ref = PAPER_MU_MAPE if row_i == 0 else PAPER_OVERHEAD_MAPE
+            ax.axhspan(-ref, ref, color="0.9", zorder=0)
+            ax.axhline(0, color="0.5", lw=0.8)
+            ax.set_title(f"{kind}: {title}")
+            ax.set_xlabel("redundancy r")
+            ax.set_ylabel("(formula - MC) / MC  [%]")
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle("Closed forms vs Monte Carlo (shaded: the paper's mean error)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def write(rows: Sequence[Row], out: Path) -> dict[str, dict[str, float]]:
+    """Write validation.csv, validation.md and validation.png into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "validation.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=[f.name for f in fields(Row)])
+        w.writeheader()
+        for x in rows:
+            w.writerow(asdict(x))
+    summary = summarise(rows)
+    (out / "validation.md").write_text(markdown(rows, summary))
+    plot(rows, out / "validation.png")
+    return summary
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "theory",
+        help="closed forms for one (N, r), or --validate them against Monte Carlo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--groups", type=int, default=600, help="N for the printout (default 600)")
+    p.add_argument("--redundancy", type=int, default=None, help="r (default: the rule's r*)")
+    p.add_argument("--validate", action="store_true", help="run the Monte Carlo validation grid")
+    p.add_argument("--out", type=Path, default=Path("theory-validation"), help="output directory")
+    p.add_argument("--groups-grid", type=int, nargs="+", default=list(GRID_N), metavar="N")
+    p.add_argument("--redundancy-grid", type=int, nargs="+", default=list(GRID_R), metavar="R")
+    p.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
+    p.add_argument("--trials", type=int, default=4000, help="mu trials per point (N <= 10000)")
+    p.add_argument(
+        "--overhead-trials", type=int, default=100, help="controller trajectories (N <= 1000)"
+    )
+    p.add_argument("--no-overhead", action="store_true", help="skip the controller Monte Carlo")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.validate:
+        n = args.groups
+        r = args.redundancy or int(th.optimal_redundancy(n))
+        print(f"N = {n}, r = {r}")
+        print(f"  mu (formula)          {th.endurable_failures(n, r):.2f}")
+        if n <= 200_000:
+            print(f"  mu (exact, cyclic)    {th.endurable_failures_exact(n, r):.2f}")
+        print(f"  mu_rep (formula)      {th.endurable_failures_replication(n, r):.2f}")
+        print(f"  overhead lower bound  {th.overhead_lower_bound(n, r):.4f}")
+        print(f"  r* (rule)             {th.optimal_redundancy(n)}")
+        return 0
+    rows = validate(
+        args.groups_grid,
+        args.redundancy_grid,
+        args.layouts,
+        mu_trials=args.trials,
+        overhead_trials=args.overhead_trials,
+        seed=args.seed,
+        overhead=not args.no_overhead,
+        progress=not args.quiet,
+    )
+    summary = write(rows, args.out)
+    for kind, s in summary.items():
+        print(
+            f"{kind:7} mu MAPE (r>=8) {s['mu_mape_r8']:.2f}% (paper {PAPER_MU_MAPE}%), all r "
+            f"{s['mu_mape_all']:.2f}%; overhead MAPE (r>=8) {s['overhead_mape_r8']:.2f}% "
+            f"(paper {PAPER_OVERHEAD_MAPE}%), all r {s['overhead_mape_all']:.2f}%"
+        )
+    print(f"wrote {args.out}/validation.csv, validation.md, validation.png")
+    return 0

@@ -1,0 +1,315 @@
+"""Graph kernels of the decision core: matching, b-matching and min-cost flow.
+
+Thin public functions in the manner of ``scipy.sparse.csgraph``: each normalises its input to
+C-contiguous int32 ids and int64 values (copying only when the dtype or layout is wrong,
+raising when a value does not fit) and calls a typed C++ kernel in ``spare_fast._core``,
+which validates everything again before any work and runs without the GIL.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from spare_fast import _core
+from spare_fast._core import MinCostFlowStatus
+
+__all__ = [
+    "MinCostFlowResult",
+    "MinCostFlowStatus",
+    "hopcroft_karp",
+    "max_b_matching",
+    "min_cost_flow",
+]
+
+_I32 = np.iinfo(np.int32)
+_I64 = np.iinfo(np.int64)
+
+
+def _as_array(name: str, values: Any, dtype: type[np.integer]) -> np.ndarray:
+    """``values`` as a 1-D C-contiguous array of ``dtype``; copies only when it must."""
+    if values is None:
+        raise TypeError(f"{name} must be an array of integers, got None")
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.size == 0:
+        return np.zeros(0, dtype=dtype)  # np.asarray([]) is float64: any empty input will do
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if arr.dtype != dtype:
+        info = np.iinfo(dtype)
+        out = (arr < info.min) | (arr > info.max)
+        if out.any():
+            k = int(np.flatnonzero(out)[0])
+            raise ValueError(f"{name}[{k}] = {int(arr[k])} does not fit {np.dtype(dtype).name}")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _as_int(name: str, value: Any, hi: int) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} = {value!r} must be an int")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} = {value!r} must be an int") from None
+    if v < 0 or v > hi:
+        raise ValueError(f"{name} = {v} is not in [0, {hi}]")
+    return v
+
+
+def _is_scipy_sparse(obj: Any) -> bool:
+    if not type(obj).__module__.startswith("scipy.sparse"):
+        return False
+    import scipy.sparse as sp
+
+    return bool(sp.issparse(obj))
+
+
+def hopcroft_karp(
+    indptr: Any,
+    indices: npt.ArrayLike | None = None,
+    n_right: int | None = None,
+) -> np.ndarray:
+    """Maximum cardinality matching of a bipartite graph given as a CSR adjacency.
+
+    Parameters
+    ----------
+    indptr : array_like of int or scipy.sparse matrix
+        CSR row pointer of the left vertices (length ``n_left + 1``, starting at 0,
+        nondecreasing), or a scipy.sparse matrix/array of shape ``(n_left, n_right)`` whose
+        stored entries are the edges (like scipy's ``maximum_bipartite_matching``; explicit
+        zeros count as edges).
+    indices : array_like of int, optional
+        Right vertex of every CSR entry, each in ``[0, n_right)``. Duplicates are allowed.
+        Required unless ``indptr`` is a sparse matrix.
+    n_right : int, optional
+        Number of right vertices. Required unless ``indptr`` is a sparse matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 array of length ``n_left``: the right vertex matched to each left vertex, or -1.
+        The number of entries ``>= 0`` is maximum.
+
+    Raises
+    ------
+    TypeError
+        Non-integer arrays, or a missing ``indices``/``n_right``.
+    ValueError
+        Malformed CSR (``indptr`` not starting at 0, decreasing, or not ending at
+        ``len(indices)``), ``n_right`` negative, or a value that does not fit int32.
+    IndexError
+        An entry of ``indices`` outside ``[0, n_right)``.
+
+    Notes
+    -----
+    A greedy first-fit pass, then Hopcroft-Karp phases: a BFS from the free left vertices
+    layers the graph by shortest augmenting-path length and an iterative DFS augments a
+    maximal set of vertex-disjoint shortest paths. O(E sqrt(V)) time, O(V) extra memory; the
+    DFS stack is bounded by the number of left vertices, never by a degree (scipy gh-26160).
+    Same result as ``scipy.sparse.csgraph.maximum_bipartite_matching(graph,
+    perm_type="column")`` in matching size (the matched pairs may differ).
+
+    References
+    ----------
+    .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
+       bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
+
+    Examples
+    --------
+    Left vertex 0 sees right vertices 0 and 1, left vertex 1 only right vertex 0:
+
+    >>> hopcroft_karp([0, 2, 3], [0, 1, 0], n_right=2).tolist()
+    [1, 0]
+    >>> hopcroft_karp([0], [], n_right=0).tolist()
+    []
+    """
+    if _is_scipy_sparse(indptr):
+        if indices is not None or n_right is not None:
+            raise TypeError("pass either a scipy.sparse matrix or (indptr, indices, n_right)")
+        csr = indptr.tocsr()
+        n_right = int(csr.shape[1])
+        indptr, indices = csr.indptr, csr.indices
+    elif indices is None or n_right is None:
+        raise TypeError("hopcroft_karp needs (indptr, indices, n_right) or a scipy.sparse matrix")
+    n = _as_int("n_right", n_right, int(_I32.max))
+    return _core._hopcroft_karp(
+        _as_array("indptr", indptr, np.int32), _as_array("indices", indices, np.int32), n
+    )
+
+
+def max_b_matching(
+    indptr: npt.ArrayLike, indices: npt.ArrayLike, capacity: npt.ArrayLike
+) -> np.ndarray:
+    """Maximum bipartite b-matching: right vertex ``j`` takes up to ``capacity[j]`` left vertices.
+
+    Parameters
+    ----------
+    indptr : array_like of int
+        CSR row pointer of the left vertices (length ``n_left + 1``).
+    indices : array_like of int
+        Right vertex of every CSR entry, in ``[0, len(capacity))``; duplicates allowed.
+    capacity : array_like of int
+        Nonnegative capacity of every right vertex (int64); ``n_right = len(capacity)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        int32 array of length ``n_left``: the right vertex each left vertex is assigned to, or
+        -1. No right vertex exceeds its capacity and the number of assigned left vertices is
+        maximum.
+
+    Raises
+    ------
+    TypeError
+        Non-integer arrays.
+    ValueError
+        Malformed CSR, a negative capacity (named with its position), or an id that does not
+        fit int32.
+    IndexError
+        An entry of ``indices`` outside ``[0, len(capacity))``.
+
+    Notes
+    -----
+    In SPARe's phase 1 the left vertices are the types, the right vertices the alive groups
+    and every capacity is the stack depth S. Right vertices are not expanded into capacity
+    copies: a full right vertex is a single BFS node whose assigned left vertices are its
+    successors, so each Hopcroft-Karp phase costs O(V + E) whatever the capacities, and there
+    are O(sqrt(V)) phases. The slot-expanded graph would have ``sum_j capacity[j] *
+    degree(j)`` edges. Greedy first-fit initialisation.
+
+    References
+    ----------
+    .. [1] J. E. Hopcroft and R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
+       bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
+    .. [2] A. Schrijver, "Combinatorial Optimization", Springer, 2003, ch. 21 (b-matchings).
+
+    Examples
+    --------
+    >>> max_b_matching([0, 1, 2, 3], [0, 0, 0], capacity=[2]).tolist()
+    [0, 0, -1]
+    >>> max_b_matching([0], [], capacity=[]).tolist()
+    []
+    """
+    cap = _as_array("capacity", capacity, np.int64)
+    return _core._max_b_matching(
+        _as_array("indptr", indptr, np.int32), _as_array("indices", indices, np.int32), cap
+    )
+
+
+@dataclass(frozen=True)
+class MinCostFlowResult:
+    """Outcome of :func:`min_cost_flow`.
+
+    Attributes
+    ----------
+    status : MinCostFlowStatus
+        OPTIMAL, INFEASIBLE, UNBALANCED or OVERFLOW.
+    total_cost : int
+        ``sum(flow * cost)``; the minimum cost when ``status`` is OPTIMAL.
+    flow_value : int
+        Supply routed from the supply nodes to the demand nodes.
+    flow : numpy.ndarray
+        int64 flow per arc in input order (all zero for UNBALANCED and OVERFLOW).
+    """
+
+    status: MinCostFlowStatus
+    total_cost: int
+    flow_value: int
+    flow: np.ndarray
+
+
+def min_cost_flow(
+    n_nodes: int,
+    tail: npt.ArrayLike,
+    head: npt.ArrayLike,
+    capacity: npt.ArrayLike,
+    cost: npt.ArrayLike,
+    supply: npt.ArrayLike,
+) -> MinCostFlowResult:
+    """Minimum-cost flow meeting node supplies, like OR-Tools' ``SimpleMinCostFlow.solve``.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Number of nodes; node ids are ``0 .. n_nodes - 1``.
+    tail, head : array_like of int
+        Arc ``a`` goes from ``tail[a]`` to ``head[a]``. Parallel arcs and self-loops allowed.
+    capacity : array_like of int
+        Nonnegative int64 capacity per arc.
+    cost : array_like of int
+        Nonnegative int64 cost per unit of flow per arc.
+    supply : array_like of int
+        int64 per node, length ``n_nodes``: positive for supply, negative for demand.
+
+    Returns
+    -------
+    MinCostFlowResult
+        ``status`` OPTIMAL (all supply routed at minimum cost), INFEASIBLE (supplies sum to 0
+        but cannot all be routed: the flow returned is a minimum-cost flow of maximum value),
+        UNBALANCED (supplies do not sum to 0) or OVERFLOW (totals could overflow int64); the
+        last two solve nothing and return zero flow.
+
+    Raises
+    ------
+    TypeError
+        Non-integer arrays or ``n_nodes``.
+    ValueError
+        Arrays of mismatched lengths, a negative capacity, a negative cost (naming the arc
+        and its ends), ``n_nodes`` negative, or a value that does not fit int32/int64.
+    IndexError
+        A ``tail`` or ``head`` outside ``[0, n_nodes)``.
+
+    Notes
+    -----
+    Primal-dual successive shortest paths. A super source feeds the supply nodes and the
+    demand nodes drain into a super sink; Johnson potentials keep reduced costs nonnegative.
+    Each phase runs one Dijkstra (O(E log V)), lifts the potentials so that every shortest
+    path has zero reduced cost, then pushes a maximum flow through the zero-reduced-cost
+    residual subgraph with Dinic's blocking flows, so a phase augments along all shortest
+    paths of its length at once. Zero potentials are feasible for nonnegative costs, so the
+    first phase needs no Dijkstra: it is a greedy warm start along cost-0 arcs. The number of
+    phases is at most the number of distinct shortest-path lengths: a handful for SPARe's 0/1
+    move costs, where one Dijkstra per unit of flow would be far too slow. Overflow is checked
+    before any work: the positive supplies, ``sum(min(capacity, total supply) * cost)`` and
+    ``4 (n_nodes + 3) max(cost)`` (a bound on potentials) must fit int64.
+
+    References
+    ----------
+    .. [1] R. K. Ahuja, T. L. Magnanti and J. B. Orlin, "Network Flows: Theory, Algorithms,
+       and Applications", Prentice Hall, 1993, sections 9.7 (primal-dual) and 7.4 (Dinic).
+    .. [2] J. Edmonds and R. M. Karp, "Theoretical improvements in algorithmic efficiency for
+       network flow problems", J. ACM 19(2), 248-264, 1972. doi:10.1145/321694.321699
+
+    Examples
+    --------
+    Two units from node 0 to node 2, the direct arc holds one:
+
+    >>> r = min_cost_flow(3, tail=[0, 0, 1], head=[2, 1, 2], capacity=[1, 5, 5],
+    ...                   cost=[3, 1, 1], supply=[2, 0, -2])
+    >>> r.status.name, r.total_cost, r.flow.tolist()
+    ('OPTIMAL', 4, [0, 2, 2])
+
+    The empty network is trivially optimal:
+
+    >>> r = min_cost_flow(0, [], [], [], [], [])
+    >>> r.status.name, r.total_cost, r.flow.size
+    ('OPTIMAL', 0, 0)
+    """
+    n = _as_int("n_nodes", n_nodes, int(_I32.max))
+    status, total, value, flow = _core._min_cost_flow(
+        n,
+        _as_array("tail", tail, np.int32),
+        _as_array("head", head, np.int32),
+        _as_array("capacity", capacity, np.int64),
+        _as_array("cost", cost, np.int64),
+        _as_array("supply", supply, np.int64),
+    )
+    return MinCostFlowResult(
+        status=MinCostFlowStatus(status), total_cost=int(total), flow_value=int(value), flow=flow
+    )

@@ -320,3 +320,12 @@ def test_measured_controller_time_is_charged():
     assert rep.losses["recovery"] >= 0.0
     fixed = simulate(sc.replace(controller_time=0.0), "spare", redundancy=4, seed=2)
     assert rep.time_to_train > fixed.time_to_train or rep.restarts != fixed.restarts
+
+
+def test_zero_save_time_checkpoints_at_most_once_per_step():
+    # save = 0 makes T_c* = 0: a checkpoint after every step, never twice for the same step.
+    sc = SMALL.replace(save=0.0, steps=100)
+    rep = simulate(sc, "spare", redundancy=4, seed=1)
+    assert rep.completed
+    assert 0 < rep.checkpoints <= rep.executed_steps
+    assert rep.losses["checkpoint"] == 0.0

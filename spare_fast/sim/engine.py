@@ -57,6 +57,10 @@ _RUN, _SAVE, _RESTART, _DONE = 0, 1, 2, 3
 # repair, and a repair before a failure.
 _EV_RESTART_END, _EV_SAVE_END, _EV_REPAIR, _EV_FAILURE = 0, 1, 2, 3
 
+#: Safety stop: a run that needs more events than this (a failure storm far beyond any
+#: realistic scenario, e.g. per-GPU lifetimes of microseconds) ends as incomplete.
+MAX_EVENTS = 20_000_000
+
 #: Default SPARe layout kind.  Measured (README, 5 seeds, N = 200/600/1000, r = 4..10): random
 #: and sidon tie within noise and beat cyclic by 6-11% at each N's best r; random exists for
 #: every (N, r) while a sidon layout needs N >= r(r-1)+1 and can fail near that bound.
@@ -331,6 +335,7 @@ class _Run:
         self.restarts = self.planned_restarts = self.failures = self.masked = 0
         self.groups_failed = self.rejoins = self.checkpoints = self.lost_saves = 0
         self.events = 0
+        self.truncated = False
         self.timeline: list[tuple[float, int, int, int, int]] = []
         # Current step.
         self.step_start = self.compute_end = self.step_end = 0.0
@@ -497,7 +502,9 @@ class _Run:
         return n
 
     def _checkpoint_due(self) -> bool:
-        return self.t - self.ckpt_ref >= self.period - self.T_s
+        # At least one new step: with save = 0 the optimal period is 0 and would otherwise
+        # checkpoint the same step forever.
+        return self.done > self.ckpt and self.t - self.ckpt_ref >= self.period - self.T_s
 
     def _boundary(self, t_limit: float) -> None:
         """At a step boundary (``self.t``), run whole steps until ``t_limit`` or a milestone."""
@@ -732,6 +739,9 @@ class _Run:
                 continue
             self.t = time_
             self.events += 1
+            if self.events > MAX_EVENTS:
+                self.truncated = True
+                return
             if kind == _EV_FAILURE:
                 self.on_failure()
             elif kind == _EV_REPAIR:
@@ -812,7 +822,7 @@ def simulate(
     horizon = scenario.horizon * scenario.t0
     run.run(horizon)
     completed = run.phase == _DONE
-    if not completed:
+    if not completed and not run.truncated:
         run.t = horizon
     tl = np.array(run.timeline, dtype=TIMELINE_DTYPE) if timeline else None
     wall = run.t

@@ -23,6 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     _cli_bench.add_parser(sub)
     _cli_theory.add_parser(sub)
     _cli_plan.add_parser(sub)
+    from spare_fast import _cli_sim
+
+    _cli_sim.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,260 @@
+"""The simulated pretraining job: cluster, step-time model, failure process, recovery costs."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+__all__ = ["Scenario", "default_allreduce"]
+
+
+def default_allreduce(groups: int) -> float:
+    """All-reduce time in seconds as a function of the number of groups N.
+
+    ``clip(N / 100, 2, 10)``: 2 s at N = 200, 6 s at N = 600, 10 s at N = 1000, the paper's
+    2-10 s range.  Linear in N because the latency term of a ring all-reduce grows with the
+    2(N-1) hops while the bandwidth term (gradient bytes per group) stays constant.
+
+    Examples
+    --------
+    >>> default_allreduce(600)
+    6.0
+    """
+    return float(min(max(groups / 100.0, 2.0), 10.0))
+
+
+def _check_number(
+    name: str,
+    value: object,
+    *,
+    lo: float,
+    lo_open: bool = False,
+    hi: float = math.inf,
+    allow_inf: bool = False,
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} = {value!r} must be a number")
+    v = float(value)
+    if math.isnan(v):
+        raise ValueError(f"{name} = {value!r} must not be NaN")
+    if math.isinf(v) and not allow_inf:
+        raise ValueError(f"{name} = {value!r} must be finite")
+    if v < lo or (lo_open and v == lo) or v > hi:
+        left = "(" if lo_open else "["
+        raise ValueError(f"{name} = {value!r} is not in {left}{lo}, {hi}]")
+    return v
+
+
+def _check_int(name: str, value: object, *, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.integer):
+                value = int(value)
+            else:
+                raise TypeError
+        except TypeError:
+            raise TypeError(f"{name} = {value!r} must be an int") from None
+    if value < lo:
+        raise ValueError(f"{name} = {value!r} must be >= {lo}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One pretraining job under failures; the defaults are the paper's scenario.
+
+    All times are in seconds.  Instances are immutable and validated on construction; use
+    :meth:`replace` to derive a variant.
+
+    Parameters
+    ----------
+    gpus : int
+        GPUs in the job (600,000).  Only the per-group share matters: failures hit a uniformly
+        random alive GPU, so with equal groups they hit a uniformly random alive group.
+    groups : int
+        Data-parallel groups N (600).
+    steps : int
+        Training steps to complete (10,000).
+    compute : float
+        Compute time of one stack layer, i.e. one shard type on one group, per step (64 s).
+    allreduce : float or None
+        All-reduce time per step; None means :func:`default_allreduce` of ``groups`` (2-10 s).
+    mtbf : float
+        Cluster-wide mean time between failures with every GPU alive (300 s = 5 min);
+        ``math.inf`` disables failures.
+    weibull_shape : float
+        Shape k of the Weibull inter-arrival times of the failure renewal process (0.78).
+    restart : float
+        Duration T_r of a global restart (3600 s).
+    save : float
+        Duration T_s of a synchronous checkpoint save (60 s).
+    period : float or None
+        Checkpoint period tau (from one save start to the next, save included); None means the
+        availability-optimal T_c* with T_f the scheme's mean time between restarts; ``math.inf``
+        means never checkpoint.
+    controller_time : float or None
+        Seconds the controller's decision adds to the step of a masked failure (0.1); None
+        means the controller's own measured ``Decision.seconds``.
+    shrink_time : float
+        Seconds to shrink the communicator after a masked failure (0.1).
+    jitter : float
+        Relative half-width of the uniform per-step compute-time jitter (0.05 = +-5%).
+    racks : int
+        Failure domains (1 = none).  Group g sits in rack ``g * racks // groups``.
+    rack_share : float
+        Share of failure events that take down a whole rack (0.0): the rack of a uniformly
+        random alive GPU, i.e. every alive group in it.
+    repair : float or None
+        Mean repair time of a failed group before it rejoins without a global restart; None
+        (default, as in the paper) means failed groups only return at a global restart.
+    repair_sigma : float
+        Log-space standard deviation of the lognormal repair time (0.5).
+    restart_depth : int or None
+        Restart policy: None (the paper) restarts only on wipe-out; an int d restarts early as
+        soon as the stack depth reaches d, after first taking a checkpoint so that no work is
+        lost (a planned restart).
+    dynamic_checkpoint : bool
+        False (paper): a fixed period.  True: the period is recomputed at every failure, save
+        and restart from the conditional expected time to the next restart given the failures
+        already masked (see :mod:`spare_fast.sim.engine`).
+    horizon : float
+        Give up when the wall clock exceeds ``horizon * t0`` (100); the report is then marked
+        incomplete, its time-to-train is infinite and ``progress`` says how far it got.
+    failure_model : {"per_group", "renewal", "per_gpu"}
+        How failures arrive (default ``"per_group"``).  ``"per_group"``: every group has its own
+        Weibull lifetime (shape ``weibull_shape``, mean ``groups * mtbf``, so the cluster-wide
+        mean is ``mtbf`` in steady state); a global restart makes every group fresh (age 0)
+        and a repaired group is fresh too.  With shape < 1 the hazard of fresh hardware is
+        high, so failures come in a burst after every restart.  ``"renewal"``: one cluster-wide
+        renewal process with Weibull inter-arrivals of mean ``mtbf``, run on an operational
+        clock whose rate is the share of groups alive; victims are uniform among alive groups.
+        ``"per_gpu"``: like per_group with per-GPU lifetimes of mean ``gpus * mtbf`` (a group
+        dies at its first GPU failure), far burstier.  The README compares the three.
+
+    Raises
+    ------
+    TypeError
+        If a field has the wrong kind (e.g. ``groups=2.5``).
+    ValueError
+        If a field is out of range, naming the field and the value.
+
+    Notes
+    -----
+    Step time at stack depth S is ``S * compute * (1 + jitter * u) + allreduce`` with u uniform
+    in [-1, 1], so the failure-free time-to-train is ``t0 = steps * (compute + allreduce)``.
+    Validation is O(1).
+
+    References
+    ----------
+    .. [1] J. Lee et al., "SPARe: Stacked Parallelism with Adaptive Reordering for
+       Fault-Tolerant LLM Pretraining Systems with 100k+ GPUs", ICML 2026, arXiv:2603.00357
+       (section 5's scenario: 600k H100, m = 5 min, Weibull shape 0.78, T_r = 60 min).
+
+    Examples
+    --------
+    >>> s = Scenario(groups=200)
+    >>> s.allreduce_time, s.t0
+    (2.0, 660000.0)
+    """
+
+    gpus: int = 600_000
+    groups: int = 600
+    steps: int = 10_000
+    compute: float = 64.0
+    allreduce: float | None = None
+    mtbf: float = 300.0
+    weibull_shape: float = 0.78
+    restart: float = 3600.0
+    save: float = 60.0
+    period: float | None = None
+    controller_time: float | None = 0.1
+    shrink_time: float = 0.1
+    jitter: float = 0.05
+    racks: int = 1
+    rack_share: float = 0.0
+    repair: float | None = None
+    repair_sigma: float = 0.5
+    restart_depth: int | None = None
+    dynamic_checkpoint: bool = False
+    horizon: float = 100.0
+    failure_model: str = "per_group"
+
+    def __post_init__(self) -> None:
+        groups = _check_int("groups", self.groups, lo=1)
+        gpus = _check_int("gpus", self.gpus, lo=1)
+        if gpus < groups:
+            raise ValueError(f"gpus = {gpus} must be >= groups = {groups} (a group needs a GPU)")
+        _check_int("steps", self.steps, lo=1)
+        _check_number("compute", self.compute, lo=0.0, lo_open=True)
+        if self.allreduce is not None:
+            _check_number("allreduce", self.allreduce, lo=0.0)
+        _check_number("mtbf", self.mtbf, lo=0.0, lo_open=True, allow_inf=True)
+        _check_number("weibull_shape", self.weibull_shape, lo=0.0, lo_open=True)
+        _check_number("restart", self.restart, lo=0.0)
+        _check_number("save", self.save, lo=0.0)
+        if self.period is not None:
+            p = _check_number("period", self.period, lo=0.0, lo_open=True, allow_inf=True)
+            if p <= self.save:
+                raise ValueError(
+                    f"period = {self.period!r} must exceed save = {self.save!r} "
+                    "(the period includes the save)"
+                )
+        if self.controller_time is not None:
+            _check_number("controller_time", self.controller_time, lo=0.0)
+        _check_number("shrink_time", self.shrink_time, lo=0.0)
+        _check_number("jitter", self.jitter, lo=0.0, hi=0.5)
+        racks = _check_int("racks", self.racks, lo=1)
+        if racks > groups:
+            raise ValueError(f"racks = {racks} must be <= groups = {groups}")
+        _check_number("rack_share", self.rack_share, lo=0.0, hi=1.0)
+        if self.rack_share > 0 and racks == 1:
+            raise ValueError(f"rack_share = {self.rack_share!r} needs racks > 1, got racks = 1")
+        if self.repair is not None:
+            _check_number("repair", self.repair, lo=0.0, lo_open=True)
+        _check_number("repair_sigma", self.repair_sigma, lo=0.0)
+        if self.restart_depth is not None:
+            _check_int("restart_depth", self.restart_depth, lo=2)
+        if not isinstance(self.dynamic_checkpoint, bool):
+            raise TypeError(f"dynamic_checkpoint = {self.dynamic_checkpoint!r} must be a bool")
+        _check_number("horizon", self.horizon, lo=1.0, allow_inf=True)
+        if self.failure_model not in ("renewal", "per_group", "per_gpu"):
+            raise ValueError(
+                f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or 'per_gpu'"
+            )
+
+    # -- derived quantities -------------------------------------------------------------------
+    @property
+    def allreduce_time(self) -> float:
+        """The all-reduce time actually used (seconds)."""
+        return default_allreduce(self.groups) if self.allreduce is None else float(self.allreduce)
+
+    @property
+    def t0(self) -> float:
+        """Failure-free time-to-train ``steps * (compute + allreduce)`` (seconds)."""
+        return self.steps * (float(self.compute) + self.allreduce_time)
+
+    @property
+    def weibull_scale(self) -> float:
+        """Weibull scale lambda such that the mean inter-arrival is ``mtbf``."""
+        return float(self.mtbf) / math.gamma(1.0 + 1.0 / float(self.weibull_shape))
+
+    def rack_of(self, group: int) -> int:
+        """Rack index of a group (contiguous blocks of groups)."""
+        return group * self.racks // self.groups
+
+    def replace(self, **changes: object) -> Scenario:
+        """A copy with some fields changed (validated again).
+
+        Examples
+        --------
+        >>> Scenario().replace(groups=1000).allreduce_time
+        10.0
+        """
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, object]:
+        """The fields as a plain dict (JSON-serialisable apart from ``inf``)."""
+        return dataclasses.asdict(self)

@@ -1,0 +1,194 @@
+"""Fault-tolerance schemes as the simulator sees them: what a failure costs and when to restart.
+
+Each scheme answers three questions for the engine: how many stack layers every alive group
+computes per step (``multiplier``), what a failure of some groups does (masked with a recovery
+cost, or a wipe-out that forces a global restart), and what a repaired group's rejoin does.
+SPARe's answers come from the real :class:`spare_fast.Controller`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from spare_fast.layout import Layout
+from spare_fast.sim import _formulas
+from spare_fast.sim.scenario import Scenario
+
+__all__ = ["SCHEMES", "CheckpointScheme", "FailureOutcome", "ReplicationScheme", "SpareScheme"]
+
+#: The scheme names :func:`spare_fast.sim.simulate` accepts.
+SCHEMES = ("checkpoint", "replication", "spare")
+
+
+@dataclass(frozen=True)
+class FailureOutcome:
+    """What one failure event did.
+
+    Attributes
+    ----------
+    wipeout : bool
+        Some shard type lost every holder: the job needs a global restart.
+    patch_layers : int
+        Extra stack layers the busiest survivor computes in the current step (patch compute).
+    control : float
+        Seconds of decision and communicator shrink added to the current step.
+    """
+
+    wipeout: bool
+    patch_layers: int = 0
+    control: float = 0.0
+
+
+class CheckpointScheme:
+    """CKPT-only: no redundancy, every failure is a global restart."""
+
+    name = "checkpoint"
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.n_groups = scenario.groups
+        self.redundancy = 1
+        self.sets = scenario.groups
+        self.layout_kind = "none"
+
+    @property
+    def multiplier(self) -> int:
+        """Stack layers computed per step by every alive group."""
+        return 1
+
+    @property
+    def stack_depth(self) -> int:
+        """SPARe stack depth (1: no stacks)."""
+        return 1
+
+    def endurable_failures(self) -> float:
+        """Mean failures between restarts: 1."""
+        return 1.0
+
+    def fail(self, groups: Sequence[int]) -> FailureOutcome:
+        return FailureOutcome(wipeout=True)
+
+    def rejoin(self, groups: Sequence[int]) -> None:  # pragma: no cover - never masked
+        raise RuntimeError("checkpoint scheme never has dead groups between restarts")
+
+    def reset(self) -> None:
+        pass
+
+
+class ReplicationScheme:
+    """Rep+CKPT: ``N // r`` replica sets of ``r`` groups holding the same shard.
+
+    Every group computes r shard layers per step (the same global batch on N/r logical
+    groups), a failure is masked while its set has a survivor (cost: communicator shrink), and
+    a set losing all r replicas forces a global restart.
+    """
+
+    name = "replication"
+
+    def __init__(self, scenario: Scenario, redundancy: int) -> None:
+        r = int(redundancy)
+        self.redundancy = r
+        self.sets = scenario.groups // r
+        self.n_groups = self.sets * r
+        self.layout_kind = "replication"
+        self._shrink = float(scenario.shrink_time)
+        self._alive_in_set = [r] * self.sets
+
+    @property
+    def multiplier(self) -> int:
+        return self.redundancy
+
+    @property
+    def stack_depth(self) -> int:
+        return 1
+
+    def endurable_failures(self) -> float:
+        """mu_rep(N, r), see :func:`spare_fast.sim._formulas.endurable_failures_replication`."""
+        return _formulas.endurable_failures_replication(self.n_groups, self.redundancy)
+
+    def fail(self, groups: Sequence[int]) -> FailureOutcome:
+        r = self.redundancy
+        alive = self._alive_in_set
+        wiped = False
+        for g in groups:
+            s = g // r
+            alive[s] -= 1
+            if alive[s] == 0:
+                wiped = True
+        return FailureOutcome(wipeout=wiped, control=0.0 if wiped else self._shrink)
+
+    def rejoin(self, groups: Sequence[int]) -> None:
+        for g in groups:
+            self._alive_in_set[g // self.redundancy] += 1
+
+    def reset(self) -> None:
+        self._alive_in_set = [self.redundancy] * self.sets
+
+
+class SpareScheme:
+    """SPARe+CKPT: every decision comes from the real :class:`spare_fast.Controller`.
+
+    Notes
+    -----
+    Patch compute: for each ``(type, group)`` row of ``Decision.patch``, the new provider must
+    compute the type in the current step unless the type already sat in its top-S layers
+    before the event (it was computing it anyway, only not providing it).  The step then
+    lasts as long as its busiest patching survivor: ``max`` over groups of the extra layers.
+    """
+
+    name = "spare"
+
+    def __init__(self, scenario: Scenario, layout: Layout) -> None:
+        import spare_fast
+
+        self._ctl = spare_fast.Controller(layout)
+        self._wipeout = spare_fast.Status.WIPEOUT
+        self.layout = layout
+        self.n_groups = layout.n_groups
+        self.redundancy = layout.redundancy
+        self.sets = layout.n_types
+        self.layout_kind = layout.kind
+        self._measured = scenario.controller_time is None
+        self._control = 0.0 if self._measured else float(scenario.controller_time or 0.0)
+        self._shrink = float(scenario.shrink_time)
+        self.decision_seconds = 0.0
+
+    @property
+    def multiplier(self) -> int:
+        return int(self._ctl.depth)
+
+    @property
+    def stack_depth(self) -> int:
+        return int(self._ctl.depth)
+
+    def endurable_failures(self) -> float:
+        """mu(N, r) = Gamma(1 + 1/r) N^(1 - 1/r)."""
+        return _formulas.endurable_failures(self.n_groups, self.redundancy)
+
+    def fail(self, groups: Sequence[int]) -> FailureOutcome:
+        ctl = self._ctl
+        depth = int(ctl.depth)
+        before = np.array(ctl.stacks, copy=True)
+        d = ctl.fail(np.array(groups, dtype=np.int32))
+        self.decision_seconds += float(d.seconds)
+        if d.status == self._wipeout:
+            return FailureOutcome(wipeout=True)
+        patch = np.asarray(d.patch)
+        layers = 0
+        if patch.shape[0]:
+            types, providers = patch[:, 0], patch[:, 1]
+            computed = (before[providers, :depth] == types[:, None]).any(axis=1)
+            if not computed.all():
+                layers = int(np.bincount(providers[~computed]).max())
+        control = (float(d.seconds) if self._measured else self._control) + self._shrink
+        return FailureOutcome(wipeout=False, patch_layers=layers, control=control)
+
+    def rejoin(self, groups: Sequence[int]) -> None:
+        d = self._ctl.rejoin(np.array(groups, dtype=np.int32))
+        self.decision_seconds += float(d.seconds)
+
+    def reset(self) -> None:
+        d = self._ctl.restart()
+        self.decision_seconds += float(d.seconds)

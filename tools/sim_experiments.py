@@ -1,0 +1,241 @@
+"""The simulator measurements quoted in the README's ``## Simulator`` section.
+
+Usage: ``PYTHONPATH=. python tools/sim_experiments.py [PART]...`` with PART in layouts, domains,
+rejoin, policy, dynamic, models (no argument: all).  Every number is a mean over 5 seeds
+(0..4) of the paper's scenario unless the table says otherwise; runs go through
+:func:`spare_fast.sim.sweep.sweep` on all cores.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from spare_fast.sim import Scenario
+from spare_fast.sim.sweep import mean_rows, sweep
+
+SEEDS = range(5)
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
+def _run(configs: list[tuple[str, Scenario, str, int | None, str | None]]) -> dict[str, dict]:
+    """configs: (label, scenario, scheme, r, layout) -> label -> seed-mean row (+ raw rows)."""
+    tasks, labels = [], []
+    for label, sc, scheme, r, lay in configs:
+        for s in SEEDS:
+            tasks.append((sc, scheme, r, lay, s))
+            labels.append(label)
+    rows = sweep(tasks)
+    out: dict[str, dict] = {}
+    for label in dict.fromkeys(labels):
+        mine = [row for row, lab in zip(rows, labels, strict=True) if lab == label]
+        m = mean_rows(mine)[0]
+        for key in (
+            "planned_restarts",
+            "rejoins",
+            "checkpoints",
+            "loss_recovery",
+            "loss_rework",
+            "loss_restart",
+        ):
+            m[key] = sum(x[key] for x in mine) / len(mine)
+        out[label] = m
+    return out
+
+
+def _fmt(m: dict) -> list[str]:
+    return [
+        f"{m['normalized']:.3f} ± {m['normalized_std']:.3f}",
+        f"{100 * m['availability']:.2f}%",
+        f"{m['restarts']:.1f}",
+        f"{m['mean_depth']:.2f}",
+    ]
+
+
+HEAD = ["TTT/T0 (± sd)", "availability", "restarts", "mean depth"]
+
+
+def layouts() -> None:
+    configs = []
+    for n in (200, 600, 1000):
+        for r in range(4, 11):
+            for lay in ("cyclic", "sidon", "random"):
+                configs.append((f"{n}/{r}/{lay}", Scenario(groups=n), "spare", r, lay))
+    res = _run(configs)
+    rows = []
+    for n in (200, 600, 1000):
+        for r in range(4, 11):
+            cells = [
+                f"{res[f'{n}/{r}/{lay}']['normalized']:.3f}"
+                for lay in ("cyclic", "sidon", "random")
+            ]
+            rows.append([str(n), str(r)] + cells)
+        best = {
+            lay: min(res[f"{n}/{r}/{lay}"]["normalized"] for r in range(4, 11))
+            for lay in ("cyclic", "sidon", "random")
+        }
+        rows.append(
+            [str(n), "best"] + [f"**{best[lay]:.3f}**" for lay in ("cyclic", "sidon", "random")]
+        )
+    _table(
+        "Layouts: SPARe+CKPT TTT/T0 by layout (5 seeds)",
+        ["N", "r", "cyclic", "sidon", "random"],
+        rows,
+    )
+
+
+def domains() -> None:
+    sc = Scenario(groups=600, racks=60, rack_share=0.1)
+    configs = [
+        ("plain cyclic, no rack failures", Scenario(groups=600), "spare", 6, "cyclic"),
+        ("cyclic", sc, "spare", 6, "cyclic"),
+        ("domain-aware", sc, "spare", 6, "domain"),
+        ("random", sc, "spare", 6, "random"),
+        ("replication r=3", sc, "replication", 3, None),
+    ]
+    res = _run(configs)
+    _table(
+        "Failure domains: N=600, 60 racks of 10 groups, 10% of failure events take a whole "
+        "rack (SPARe r=6)",
+        ["layout"] + HEAD,
+        [[k] + _fmt(v) for k, v in res.items()],
+    )
+
+
+def rejoin() -> None:
+    configs = [("no repair (paper)", Scenario(groups=600), "spare", 6, None)]
+    for hours in (0.5, 2.0, 8.0):
+        configs.append(
+            (
+                f"repair mean {hours:g} h",
+                Scenario(groups=600, repair=hours * 3600),
+                "spare",
+                6,
+                None,
+            )
+        )
+    configs.append(("Rep r=3, no repair", Scenario(groups=600), "replication", 3, None))
+    configs.append(
+        ("Rep r=3, repair 2 h", Scenario(groups=600, repair=7200.0), "replication", 3, None)
+    )
+    res = _run(configs)
+    _table(
+        "Repair and rejoin: N=600, SPARe r=6, lognormal repair times (sigma 0.5)",
+        ["scenario"] + HEAD + ["rejoins"],
+        [[k] + _fmt(v) + [f"{v['rejoins']:.0f}"] for k, v in res.items()],
+    )
+
+
+def policy() -> None:
+    configs = []
+    for r in (6, 12, 20):
+        for d in (None, 4, 3):
+            lab = f"r={r}, " + (
+                "wait for wipe-out (paper)" if d is None else f"restart at depth {d}"
+            )
+            configs.append((lab, Scenario(groups=600, restart_depth=d), "spare", r, None))
+    res = _run(configs)
+    _table(
+        "Restart policy: N=600, planned restart (checkpoint, then restart) once the depth "
+        "reaches d",
+        ["policy"] + HEAD + ["planned"],
+        [[k] + _fmt(v) + [f"{v['planned_restarts']:.1f}"] for k, v in res.items()],
+    )
+
+
+def dynamic() -> None:
+    configs = []
+    for scheme, r in (
+        ("spare", 2),
+        ("spare", 3),
+        ("spare", 6),
+        ("replication", 2),
+        ("replication", 3),
+    ):
+        for dyn in (False, True):
+            lab = f"{scheme} r={r}, " + ("dynamic" if dyn else "fixed T_c* (paper)")
+            configs.append((lab, Scenario(groups=600, dynamic_checkpoint=dyn), scheme, r, None))
+    res = _run(configs)
+    _table(
+        "Dynamic checkpointing: N=600",
+        ["scheme"] + HEAD + ["checkpoints"],
+        [[k] + _fmt(v) + [f"{v['checkpoints']:.0f}"] for k, v in res.items()],
+    )
+
+
+def _best_cell(m: dict) -> str:
+    return f"{m['normalized']:.2f} ({100 * m['availability']:.1f}%, r={m['redundancy']})"
+
+
+def models() -> None:
+    configs = []
+    for model in ("renewal", "per_group"):
+        for n in (200, 600, 1000):
+            for r in (2, 3, 4):
+                configs.append(
+                    (
+                        f"{model}/{n}/rep/{r}",
+                        Scenario(groups=n, failure_model=model),
+                        "replication",
+                        r,
+                        None,
+                    )
+                )
+            for r in range(4, 11):
+                configs.append(
+                    (
+                        f"{model}/{n}/spare/{r}",
+                        Scenario(groups=n, failure_model=model),
+                        "spare",
+                        r,
+                        None,
+                    )
+                )
+    res = _run(configs)
+    rows = []
+    for model in ("renewal", "per_group"):
+        for n in (200, 600, 1000):
+            rep = min(
+                (res[f"{model}/{n}/rep/{r}"] for r in (2, 3, 4)), key=lambda m: m["normalized"]
+            )
+            sp = min(
+                (res[f"{model}/{n}/spare/{r}"] for r in range(4, 11)), key=lambda m: m["normalized"]
+            )
+            red = 100 * (1 - sp["normalized"] / rep["normalized"])
+            rows.append(
+                [
+                    model,
+                    str(n),
+                    _best_cell(rep),
+                    _best_cell(sp),
+                    f"{red:.1f}%",
+                ]
+            )
+    _table(
+        "Failure models: best Rep+CKPT (r in 2..4) and SPARe+CKPT (r in 4..10)",
+        ["failure model", "N", "Rep+CKPT", "SPARe+CKPT", "reduction"],
+        rows,
+    )
+
+
+PARTS = {
+    "layouts": layouts,
+    "domains": domains,
+    "rejoin": rejoin,
+    "policy": policy,
+    "dynamic": dynamic,
+    "models": models,
+}
+
+if __name__ == "__main__":
+    for name in sys.argv[1:] or list(PARTS):
+        t = time.perf_counter()
+        PARTS[name]()
+        print(f"\n({name}: {time.perf_counter() - t:.0f} s)", file=sys.stderr)

@@ -55,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
     print("spare_fast demo")
     demo_kernels(args.seed)
     demo_controller(args.seed)
+    from spare_fast.sim import demo_simulation
+
+    print("\n== Simulator: the paper's N = 600 scenario (600k GPUs, MTBF 5 min, Weibull 0.78) ==")
+    demo_simulation(seeds=(args.seed, args.seed + 1))
     return 0
 
 

@@ -1,39 +1,14 @@
-"""Closed-form helpers the simulator needs (private).
+"""Closed-form helpers only the simulator's dynamic checkpointing needs (private).
 
-TODO(lead): replace these with ``spare_fast.theory`` (checkpoint_period, endurable_failures,
-availability) once that module is merged; the formulas are SPEC.md section 4 and must agree.
+The paper's closed forms (mu, mu_rep, T_c*) come from :mod:`spare_fast.theory`; what stays
+here are the conditional forms used to re-plan the checkpoint period during a run.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = [
-    "availability",
-    "checkpoint_period",
-    "endurable_failures",
-    "endurable_failures_replication",
-    "remaining_endurable_failures",
-    "weibull_mean_residual_life",
-]
-
-
-def endurable_failures(n_groups: int, redundancy: int) -> float:
-    """mu(N, r) = Gamma(1 + 1/r) N^(1 - 1/r): mean failures before a SPARe wipe-out."""
-    r = float(redundancy)
-    return math.gamma(1.0 + 1.0 / r) * float(n_groups) ** (1.0 - 1.0 / r)
-
-
-def endurable_failures_replication(n_groups: int, redundancy: int) -> float:
-    """Mean failures before some replica set of r is wiped out, with M = N // r sets.
-
-    Independence approximation: after k uniform failures a given set is dead with probability
-    (k/N)^r, so P(K > k) ~ exp(-M (k/N)^r) and E[K] = N M^(-1/r) Gamma(1 + 1/r).  With r = 1
-    this is 1 (every failure is a restart), and with M = N it is the SPARe formula.
-    """
-    r = float(redundancy)
-    sets = max(int(n_groups) // int(redundancy), 1)
-    return float(n_groups) * sets ** (-1.0 / r) * math.gamma(1.0 + 1.0 / r)
+__all__ = ["remaining_endurable_failures", "weibull_mean_residual_life"]
 
 
 def remaining_endurable_failures(n_groups: int, redundancy: int, sets: int, failed: int) -> float:
@@ -49,18 +24,6 @@ def remaining_endurable_failures(n_groups: int, redundancy: int, sets: int, fail
     z = sets * (failed / n) ** r
     tail = n * sets ** (-1.0 / r) * math.gamma(1.0 + 1.0 / r) * float(gammaincc(1.0 / r, z))
     return max(tail / math.exp(-z), 1.0) if z < 700 else 1.0
-
-
-def checkpoint_period(save: float, restart: float, mtbr: float) -> float:
-    """T_c* = T_s + sqrt(T_s^2 + 2 T_s (T_f + T_r)), the availability-optimal period (seconds)."""
-    if math.isinf(mtbr):
-        return math.inf
-    return save + math.sqrt(save * save + 2.0 * save * (mtbr + restart))
-
-
-def availability(period: float, save: float, restart: float, mtbr: float) -> float:
-    """A(tau) = (1 - T_s / tau) T_f / (T_f + T_r + tau / 2)."""
-    return (1.0 - save / period) * mtbr / (mtbr + restart + period / 2.0)
 
 
 def weibull_mean_residual_life(age: float, shape: float, scale: float) -> float:

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from spare_fast import theory
 from spare_fast.layout import Layout
 from spare_fast.sim import _formulas
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
@@ -65,6 +66,13 @@ MAX_EVENTS = 20_000_000
 #: and sidon tie within noise and beat cyclic by 6-11% at each N's best r; random exists for
 #: every (N, r) while a sidon layout needs N >= r(r-1)+1 and can fail near that bound.
 DEFAULT_LAYOUT = "random"
+
+
+def _checkpoint_period(save: float, restart: float, mean_time_between_restarts: float) -> float:
+    """T_c* from :func:`spare_fast.theory.checkpoint_period`; infinite when restarts never come."""
+    if math.isinf(mean_time_between_restarts):
+        return math.inf
+    return float(theory.checkpoint_period(save, mean_time_between_restarts, restart))
 
 
 class EventQueue:
@@ -311,7 +319,7 @@ class _Run:
         mu = scheme.endurable_failures()
         self.mu = mu
         self.static_period = (
-            _formulas.checkpoint_period(self.T_s, self.T_r, mu * self.mtbf)
+            _checkpoint_period(self.T_s, self.T_r, mu * self.mtbf)
             if sc.period is None
             else float(sc.period)
         )
@@ -616,7 +624,7 @@ class _Run:
                 age, self.sc.weibull_shape, self.sc.weibull_scale
             )
             t_f = (mrl + (rem - 1.0) * self.mtbf) / rate
-        self.period = _formulas.checkpoint_period(self.T_s, self.T_r, t_f)
+        self.period = _checkpoint_period(self.T_s, self.T_r, t_f)
 
     # -- events ----------------------------------------------------------------------------
     def _kill(self, g: int) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spare_fast import theory
 from spare_fast.layout import Layout
-from spare_fast.sim import _formulas
 from spare_fast.sim.scenario import Scenario
 
 __all__ = ["SCHEMES", "CheckpointScheme", "FailureOutcome", "ReplicationScheme", "SpareScheme"]
@@ -105,8 +105,8 @@ class ReplicationScheme:
         return 1
 
     def endurable_failures(self) -> float:
-        """mu_rep(N, r), see :func:`spare_fast.sim._formulas.endurable_failures_replication`."""
-        return _formulas.endurable_failures_replication(self.n_groups, self.redundancy)
+        """mu_rep(N, r), see :func:`spare_fast.theory.endurable_failures_replication`."""
+        return float(theory.endurable_failures_replication(self.n_groups, self.redundancy))
 
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         r = self.redundancy
@@ -165,7 +165,7 @@ class SpareScheme:
 
     def endurable_failures(self) -> float:
         """mu(N, r) = Gamma(1 + 1/r) N^(1 - 1/r)."""
-        return _formulas.endurable_failures(self.n_groups, self.redundancy)
+        return float(theory.endurable_failures(self.n_groups, self.redundancy))
 
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         ctl = self._ctl

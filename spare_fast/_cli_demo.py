@@ -9,7 +9,9 @@ from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the kernels and the controller on SPARe-shaped instances")
+    p = sub.add_parser(
+        "demo", help="tour: graph kernels, controller trajectory, the paper's N = 600 simulation"
+    )
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.set_defaults(func=run)
 

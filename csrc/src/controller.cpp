@@ -504,8 +504,7 @@ void Controller::reorder_stacks(Decision& d) {
   }
 }
 
-void Controller::finish(Decision& d, bool ok, std::int32_t old_depth) {
-  (void)old_depth;
+void Controller::finish(Decision& d, bool ok) {
   if (!ok) {
     wiped_out_ = true;
     std::fill(assign_.begin(), assign_.end(), -1);
@@ -533,7 +532,6 @@ Decision Controller::fail(Span<std::int32_t> groups) {
   ++events_;
   Decision d;
   const auto H = static_cast<std::size_t>(height_);
-  const std::int32_t old_depth = depth_;
   bool lost_type = false;
   std::vector<std::int32_t> displaced;
   for (const std::int32_t f : groups) {
@@ -551,7 +549,7 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     load_[fi] = 0;
   }
   if (wiped_out_ || lost_type || n_alive_ == 0) {
-    finish(d, false, old_depth);
+    finish(d, false);
     d.seconds = seconds_since(t0);
     return d;
   }
@@ -589,7 +587,7 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     d.full_solve = true;
     full_solve(depth_ + 1);
   }
-  finish(d, true, old_depth);
+  finish(d, true);
   d.patch.reserve(2 * displaced.size());
   for (const std::int32_t t : displaced) {
     d.patch.push_back(t);
@@ -605,7 +603,6 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   ++events_;
   Decision d;
   const auto H = static_cast<std::size_t>(height_);
-  const std::int32_t old_depth = depth_;
   for (const std::int32_t g : groups) {
     const auto gi = static_cast<std::size_t>(g);
     alive_[gi] = 1;
@@ -621,7 +618,7 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
       if (alive_holders_[static_cast<std::size_t>(t)] == 0) covered = false;
     }
     if (!covered) {
-      finish(d, false, old_depth);
+      finish(d, false);
       d.seconds = seconds_since(t0);
       return d;
     }
@@ -635,7 +632,7 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   }
   // Otherwise the depth cannot fall below the bound and the current assignment stays feasible
   // at zero cost: nothing moves.
-  finish(d, true, old_depth);
+  finish(d, true);
   d.seconds = seconds_since(t0);
   return d;
 }
@@ -703,7 +700,7 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
     if (c.alive_holders_[static_cast<std::size_t>(t)] == 0) ok = false;
   }
   if (ok) c.full_solve(1);
-  c.finish(d, ok, 0);
+  c.finish(d, ok);
   if (assignment_out) *assignment_out = c.assign_;
   if (stacks_out) *stacks_out = c.stacks_;
   d.seconds = seconds_since(t0);

@@ -138,7 +138,8 @@ class Controller {
   // Moves every assigned type into its provider's top `depth_` layers; sums moves and swaps.
   void reorder_stacks(Decision& d);
   void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b);
-  void finish(Decision& d, bool ok, std::int32_t old_depth);
+  // Completes a decision: wipe-out bookkeeping, or reorder + status/depth/phase.
+  void finish(Decision& d, bool ok);
 
   std::int32_t n_groups_ = 0;
   std::int32_t n_types_ = 0;
@@ -188,10 +189,9 @@ class Controller {
   // Types whose provider changed during the event, for the move count.
   std::vector<std::int32_t> changed_;
   std::vector<std::uint8_t> changed_flag_;
-  // Cost reference: S used to price edges during the current search.
+  // Depth used to price edges (0 inside the top price_depth_ layers). Stacks are reordered only
+  // at the end of an event, so slot_layer_ holds the before-event layers while it is decided.
   std::int32_t price_depth_ = 1;
-  // Before-event layer of each holder slot (only valid while an event is being decided: stacks
-  // are reordered only at the end, so slot_layer_ is the before-event layer throughout).
 };
 
 }  // namespace spare_fast

@@ -231,6 +231,21 @@ def test_timeline_is_ordered():
     assert rep.timeline["event"][-1] == 4
 
 
+@pytest.mark.parametrize(("scheme", "r"), [("checkpoint", None), ("replication", 3), ("spare", 4)])
+def test_restart_availability_is_restart_time_from_the_timeline(scheme, r):
+    # Independent of the loss bookkeeping: sum the (RESTART, RESUME) intervals of the timeline.
+    sc = SMALL.replace(mtbf=1000.0) if scheme == "checkpoint" else SMALL
+    rep = simulate(sc, scheme, redundancy=r, seed=3)
+    assert rep.completed
+    tl = rep.timeline
+    starts = tl["time"][tl["event"] == 1]
+    ends = tl["time"][tl["event"] == 5]
+    assert rep.restarts > 0 and len(starts) == len(ends) == rep.restarts
+    down = float(np.sum(ends - starts))
+    assert rep.restart_availability == pytest.approx(1.0 - down / rep.wall_clock, rel=1e-12)
+    assert rep.restart_availability > rep.availability
+
+
 def test_horizon_marks_incomplete_runs():
     sc = SMALL.replace(mtbf=5.0, horizon=3.0)
     rep = simulate(sc, "checkpoint", seed=0)

@@ -468,16 +468,7 @@ class _Run:
         n = min(n, n_done)
         if n <= 0:
             return 0
-        tot = float(T[n - 1])
-        self.p_useful += n * (c + a)
-        self.p_redund += n * (S - 1) * c
-        self.p_jit += tot - n * d
-        self.t = self.t + tot
-        self.done += n
-        self.k_exec += n
-        self.exec_steps += n
-        self.depth_steps += n * S
-        return n
+        return self._advance(n, float(T[n - 1]), S)
 
     def _batch_scalar(self, n_hi: int, S: int, span: float, gap: float) -> int:
         """:meth:`_batch` for a few steps: the same sums, without numpy call overhead."""
@@ -498,7 +489,12 @@ class _Run:
                 break
         if n == 0:
             return 0
-        tot = float(tot)
+        return self._advance(n, float(tot), S)
+
+    def _advance(self, n: int, tot: float, S: int) -> int:
+        """Book ``n`` failure-free steps at depth ``S`` that took ``tot`` seconds in all."""
+        c, a = self.c, self.a
+        d = S * c + a
         self.p_useful += n * (c + a)
         self.p_redund += n * (S - 1) * c
         self.p_jit += tot - n * d

@@ -59,6 +59,8 @@ def _add_scenario_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()
             g.add_argument(
                 flag, choices=["per_group", "renewal", "per_gpu"], default=None, help=helptext
             )
+        elif f.name == "restart_policy":
+            g.add_argument(flag, choices=["wipeout", "expected_cost"], default=None, help=helptext)
         elif f.name in _INT_FIELDS:
             g.add_argument(flag, type=int, default=None, help=helptext)
         elif f.name == "restart_depth":

@@ -77,7 +77,9 @@ def test_failure_free_jitter_averages_out():
     seed=st.integers(0, 10_000),
     scheme=st.sampled_from(["checkpoint", "replication", "spare"]),
     model=st.sampled_from(["per_group", "renewal"]),
-    extras=st.sampled_from(["none", "repair", "racks", "dynamic", "policy", "fixed_period"]),
+    extras=st.sampled_from(
+        ["none", "repair", "racks", "dynamic", "policy", "expected_cost", "fixed_period"]
+    ),
 )
 def test_conservation_wall_clock_is_useful_plus_losses(seed, scheme, model, extras):
     kw: dict = {"failure_model": model, "mtbf": 40.0}
@@ -89,6 +91,8 @@ def test_conservation_wall_clock_is_useful_plus_losses(seed, scheme, model, extr
         kw["dynamic_checkpoint"] = True
     elif extras == "policy":
         kw["restart_depth"] = 3
+    elif extras == "expected_cost":
+        kw.update(restart_policy="expected_cost", repair=300.0)
     elif extras == "fixed_period":
         kw["period"] = 150.0
     sc = SMALL.replace(**kw)
@@ -208,6 +212,80 @@ def test_restart_policy_restarts_after_a_checkpoint():
     assert np.all(tl["depth"][np.asarray(after_save) - 1] >= 3)
 
 
+def _critical_by_recount(layout: Layout, alive: np.ndarray) -> int:
+    """Alive groups that are the last alive holder of some type, counted from scratch."""
+    holders = layout.holders()  # (types, r)
+    n_alive_holders = alive[holders].sum(axis=1)
+    sole = holders[n_alive_holders == 1]
+    return len({int(g) for row in sole for g in row if alive[g]})
+
+
+@pytest.mark.parametrize("kind", ["cyclic", "random"])
+def test_spare_critical_groups_match_a_recount(kind):
+    from spare_fast.sim.schemes import SpareScheme
+
+    n, r = 40, 3
+    lay = Layout.cyclic(n, r) if kind == "cyclic" else Layout.random(n, r, seed=3)
+    scheme = SpareScheme(SMALL.replace(groups=n, restart_policy="expected_cost"), lay)
+    with pytest.raises(RuntimeError, match="expected_cost"):
+        SpareScheme(SMALL.replace(groups=n), lay).critical_groups()
+    rng = np.random.default_rng(0)
+    alive = np.ones(n, dtype=bool)
+    checked = 0
+    for _ in range(400):
+        dead = np.flatnonzero(~alive)
+        if dead.size and rng.random() < 0.3:
+            g = [int(rng.choice(dead))]
+            scheme.rejoin(g)
+            alive[g] = True
+        else:
+            k = 1 + int(rng.random() < 0.2)
+            g = [int(x) for x in rng.choice(np.flatnonzero(alive), size=k, replace=False)]
+            if scheme.fail(g).wipeout:
+                scheme.reset()
+                alive[:] = True
+                assert scheme.critical_groups() == 0
+                continue
+            alive[g] = False
+        assert scheme.critical_groups() == _critical_by_recount(lay, alive)
+        checked += 1
+    assert checked > 100
+
+
+def test_replication_critical_groups_are_last_replicas():
+    from spare_fast.sim.schemes import ReplicationScheme
+
+    scheme = ReplicationScheme(SMALL.replace(groups=12), 3)
+    assert scheme.critical_groups() == 0
+    scheme.fail([0, 1])  # set 0 down to group 2
+    scheme.fail([3])  # set 1 down to 2 replicas
+    assert scheme.critical_groups() == 1
+    scheme.rejoin([1])
+    assert scheme.critical_groups() == 0
+    assert scheme.fail([4, 5]).wipeout  # set 1 loses its last two replicas
+    scheme.reset()
+    assert scheme.critical_groups() == 0
+    assert ReplicationScheme(SMALL.replace(groups=12), 1).critical_groups() == 12
+
+
+def test_expected_cost_rule_restarts_early_at_high_redundancy():
+    # N = 600, r = 20: waiting for a wipe-out runs long stretches at depth 3+; the rule
+    # checkpoints and restarts instead (README, "Beyond the paper").
+    sc = Scenario(groups=600, steps=3000)
+    base = simulate(sc, "spare", redundancy=20, seed=0)
+    ruled = simulate(sc.replace(restart_policy="expected_cost"), "spare", redundancy=20, seed=0)
+    assert ruled.planned_restarts > 0
+    assert ruled.mean_depth < base.mean_depth
+    assert ruled.normalized < base.normalized
+    again = simulate(sc.replace(restart_policy="expected_cost"), "spare", redundancy=20, seed=0)
+    _same(ruled, again)
+
+
+def test_expected_cost_rule_is_inert_without_redundancy():
+    sc = SMALL.replace(restart_policy="expected_cost")
+    _same(simulate(sc, "checkpoint", seed=1), simulate(SMALL, "checkpoint", seed=1))
+
+
 def test_domain_aware_layout_spreads_holders_over_racks():
     n, r, racks = 60, 4, 10
     lay = domain_aware_layout(n, r, racks)
@@ -287,6 +365,7 @@ def test_event_queue_breaks_ties_by_priority_then_insertion():
         ("rack_share", 0.5, ValueError, "rack_share = 0.5 needs racks"),
         ("repair", 0.0, ValueError, "repair = 0.0"),
         ("restart_depth", 1, ValueError, "restart_depth = 1"),
+        ("restart_policy", "eager", ValueError, "restart_policy = 'eager'"),
         ("dynamic_checkpoint", 1, TypeError, "dynamic_checkpoint = 1"),
         ("failure_model", "poisson", ValueError, "failure_model = 'poisson'"),
         ("horizon", 0.5, ValueError, "horizon = 0.5"),

@@ -136,18 +136,49 @@ def rejoin() -> None:
 
 def policy() -> None:
     configs = []
-    for r in (6, 12, 20):
-        for d in (None, 4, 3):
-            lab = f"r={r}, " + (
-                "wait for wipe-out (paper)" if d is None else f"restart at depth {d}"
-            )
-            configs.append((lab, Scenario(groups=600, restart_depth=d), "spare", r, None))
+    for r in (6, 8, 12, 20):
+        for lab_p, kw in (
+            ("wait for wipe-out (paper)", {}),
+            ("restart at depth 4", {"restart_depth": 4}),
+            ("restart at depth 3", {"restart_depth": 3}),
+            ("expected-cost rule", {"restart_policy": "expected_cost"}),
+        ):
+            configs.append((f"SPARe r={r}, {lab_p}", Scenario(groups=600, **kw), "spare", r, None))
+    for r in (2, 3, 4):
+        for lab_p, kw in (
+            ("wait for wipe-out (paper)", {}),
+            ("expected-cost rule", {"restart_policy": "expected_cost"}),
+        ):
+            sc = Scenario(groups=600, **kw)
+            configs.append((f"Rep r={r}, {lab_p}", sc, "replication", r, None))
     res = _run(configs)
     _table(
         "Restart policy: N=600, planned restart (checkpoint, then restart) once the depth "
-        "reaches d",
+        "reaches d, or when the expected-cost rule says so",
         ["policy"] + HEAD + ["planned"],
         [[k] + _fmt(v) + [f"{v['planned_restarts']:.1f}"] for k, v in res.items()],
+    )
+    # Best SPARe+CKPT over r with and without the rule, at every N of the paper.
+    configs = []
+    for n in (200, 600, 1000):
+        for r in range(4, 21):
+            for pol in ("wipeout", "expected_cost"):
+                lab = f"{n}|{pol}|{r}"
+                configs.append((lab, Scenario(groups=n, restart_policy=pol), "spare", r, None))
+    res = _run(configs)
+    rows = []
+    for n in (200, 600, 1000):
+        cells = []
+        for pol in ("wipeout", "expected_cost"):
+            best_r = min(range(4, 21), key=lambda r, p=pol: res[f"{n}|{p}|{r}"]["normalized"])
+            m = res[f"{n}|{pol}|{best_r}"]
+            cells.append((m["normalized"], f"{m['normalized']:.3f} (r={best_r})"))
+        gain = 100 * (1 - cells[1][0] / cells[0][0])
+        rows.append([str(n), cells[0][1], cells[1][1], f"{gain:.1f}%"])
+    _table(
+        "Expected-cost rule: best SPARe+CKPT TTT/T0 over r in 4..20",
+        ["N", "wait for wipe-out (paper)", "expected-cost rule", "gain"],
+        rows,
     )
 
 

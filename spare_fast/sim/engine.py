@@ -24,6 +24,10 @@ from the real :class:`spare_fast.Controller`):
 * **Checkpoints** are synchronous saves of ``save`` seconds, taken at the first step boundary
   at least ``period - save`` seconds after the previous save (or restart) ended; a save
   interrupted by a restart is lost.  ``period=None`` uses T_c* with T_f = mu * mtbf.
+* **Restart policies** (beyond the paper).  ``restart_depth=d`` checkpoints and restarts once
+  the depth reaches d; ``restart_policy="expected_cost"`` does so when a one-stage look-ahead
+  (:meth:`_Run._evaluate_policy`) says the expected net work of continuing to the next failure
+  is negative.  A planned restart saves first, so nothing is reworked.
 * **Time accounting.**  Every second of wall clock is in exactly one bucket: useful work
   (``compute + allreduce`` per committed step), redundancy (extra layers of committed steps),
   jitter, recovery (decision, shrink, patch, all-reduce reruns of committed steps), rework,
@@ -324,6 +328,21 @@ class _Run:
             else float(sc.period)
         )
         self.period = self.static_period
+        # Expected-cost restart rule: wall time is valued at the long-run rate g = 1 / J of
+        # the closed-form time-to-train (T0-work per wall second) that a restart returns to.
+        self.policy_rate: float | None = None
+        self.want_restart = False
+        if (
+            sc.restart_policy == "expected_cost"
+            and scheme.redundancy > 1
+            and math.isfinite(self.mtbf)
+        ):
+            kind = "replication" if scheme.name == "replication" else "spare"
+            j = theory.time_to_train(
+                scheme.n_groups, scheme.redundancy, self.mtbf, self.T_s, self.T_r, scheme=kind
+            )
+            self.policy_rate = 1.0 / float(j)
+        self.policy_weight = mu * self.mtbf + self.T_r
         # Training state.
         self.t = 0.0
         self.phase = _RUN
@@ -520,7 +539,7 @@ class _Run:
                 self._start_save(restart_after=False)
                 return
             rd = self.sc.restart_depth
-            if rd is not None and self.scheme.stack_depth >= rd:
+            if self.want_restart or (rd is not None and self.scheme.stack_depth >= rd):
                 self._start_save(restart_after=True)
                 return
             if self.batching and self._batch(t_limit) > 0:
@@ -571,6 +590,7 @@ class _Run:
         self.done = self.ckpt
         self.restarts += 1
         self.planned_restarts += int(planned)
+        self.want_restart = False
         self.epoch += 1
         self.scheme.reset()
         if len(self.alive_list) != self.n_used:
@@ -591,6 +611,27 @@ class _Run:
                 (self.t, code, self.done, self.scheme.multiplier, len(self.alive_list))
             )
 
+    def _time_for_failures(self, rem: float) -> float:
+        """Expected wall time, from now, until ``rem`` more failures (seconds)."""
+        if self.per_group:
+            # Groups age together since the restart: the cluster's cumulative hazard is
+            # n_alive (a / lam_g)^k, so the time for ``rem`` more failures is closed-form.
+            k, lam = self.k_shape, self.glam
+            a = max(self.t - self.resume_time, 0.0)
+            n_alive = max(len(self.alive_list), 1)
+            return float(lam * ((a / lam) ** k + rem / n_alive) ** (1.0 / k) - a)
+        rate = (
+            max(self.rate, 1e-12)
+            if self.phase != _RESTART
+            else len(self.alive_list) / self.sc.groups
+        )
+        op_now = self.op_at + (self.t - self.t_at) * self.rate
+        age = max(op_now - self.op_last_fail, 0.0)
+        mrl = _formulas.weibull_mean_residual_life(
+            age, self.sc.weibull_shape, self.sc.weibull_scale
+        )
+        return float((mrl + (rem - 1.0) * self.mtbf) / rate)
+
     def _update_period(self) -> None:
         if not self.sc.dynamic_checkpoint or self.sc.period is not None:
             return
@@ -601,26 +642,36 @@ class _Run:
             if sch.redundancy == 1
             else _formulas.remaining_endurable_failures(self.n_used, sch.redundancy, sch.sets, dead)
         )
-        rate = (
-            max(self.rate, 1e-12)
-            if self.phase != _RESTART
-            else len(self.alive_list) / self.sc.groups
-        )
-        if self.per_group:
-            # Groups age together since the restart: the cluster's cumulative hazard is
-            # n_alive (a / lam_g)^k, so the time for ``rem`` more failures is closed-form.
-            k, lam = self.k_shape, self.glam
-            a = max(self.t - self.resume_time, 0.0)
-            n_alive = max(len(self.alive_list), 1)
-            t_f = lam * ((a / lam) ** k + rem / n_alive) ** (1.0 / k) - a
-        else:
-            op_now = self.op_at + (self.t - self.t_at) * self.rate
-            age = max(op_now - self.op_last_fail, 0.0)
-            mrl = _formulas.weibull_mean_residual_life(
-                age, self.sc.weibull_shape, self.sc.weibull_scale
-            )
-            t_f = (mrl + (rem - 1.0) * self.mtbf) / rate
-        self.period = _checkpoint_period(self.T_s, self.T_r, t_f)
+        self.period = _checkpoint_period(self.T_s, self.T_r, self._time_for_failures(rem))
+
+    def _evaluate_policy(self) -> None:
+        """Expected-cost restart rule: should the job checkpoint and restart now?
+
+        One-stage look-ahead at the current state, in units of T0-work (a step is worth
+        ``compute + allreduce`` seconds).  Continuing for the next failure interval (expected
+        length ``tau``) at depth S earns ``tau w`` with ``w = (c + a) / (S c + a)``; with
+        probability ``p`` (the share of alive groups that are some type's last alive holder)
+        that failure wipes out and loses the work since the last checkpoint plus the interval's
+        own.  A planned restart now costs a save and a restart; continuing and then restarting
+        saves the save with probability ``p``.  Valuing wall time at the long-run rate ``g =
+        1 / J`` (closed-form time-to-train), the gain of continuing is
+        ``tau (w - g) - p (at_risk + tau w) + g p T_s``; restart when it is negative.
+        """
+        g0 = self.policy_rate
+        if g0 is None:
+            return
+        # The rate the job actually achieves so far (net progress over wall clock), with the
+        # closed form as a prior worth one expected restart cycle.
+        w0 = self.policy_weight
+        g_rate = (self.done * (self.c + self.a) + g0 * w0) / (self.t + w0)
+        n_alive = len(self.alive_list)
+        p = self.scheme.critical_groups() / n_alive if n_alive else 1.0
+        tau = self._time_for_failures(1.0)
+        S = self.scheme.multiplier
+        w = (self.c + self.a) / (S * self.c + self.a)
+        at_risk = (self.done - self.ckpt) * (self.c + self.a)
+        gain = tau * (w - g_rate) - p * (at_risk + tau * w) + g_rate * p * self.T_s
+        self.want_restart = gain < 0.0
 
     # -- events ----------------------------------------------------------------------------
     def _kill(self, g: int) -> None:
@@ -674,6 +725,7 @@ class _Run:
                 self.step_end = new_end
         self._set_rate(len(self.alive_list) / self.sc.groups)
         self._update_period()
+        self._evaluate_policy()
         self._log(0)
 
     def on_repair(self, g: int) -> None:
@@ -688,6 +740,7 @@ class _Run:
             self._fresh_lives([g])
         self._set_rate(len(self.alive_list) / self.sc.groups)
         self._update_period()
+        self._evaluate_policy()
         self._log(3)
 
     def on_save_end(self) -> None:
@@ -705,6 +758,7 @@ class _Run:
             return
         self._update_period()
         self.phase = _RUN
+        self._evaluate_policy()
         self._boundary(self.q.peek_time())
 
     def on_restart_end(self) -> None:

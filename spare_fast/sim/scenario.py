@@ -116,6 +116,14 @@ class Scenario:
         Restart policy: None (the paper) restarts only on wipe-out; an int d restarts early as
         soon as the stack depth reaches d, after first taking a checkpoint so that no work is
         lost (a planned restart).
+    restart_policy : {"wipeout", "expected_cost"}
+        ``"wipeout"`` (the paper, default): restart on wipe-out only (or at ``restart_depth``).
+        ``"expected_cost"``: at every failure, repair and save, compare the expected net work
+        of continuing for one more failure interval with a planned restart now (checkpoint,
+        then restart), using the current depth, the probability that the next failure wipes
+        out (the share of alive groups that are the last alive holder of some shard type), the
+        work at risk since the last checkpoint, and the long-run rate of the closed-form
+        time-to-train; see :mod:`spare_fast.sim.engine`.  Combines with ``restart_depth``.
     dynamic_checkpoint : bool
         False (paper): a fixed period.  True: the period is recomputed at every failure, save
         and restart from the conditional expected time to the next restart given the failures
@@ -178,6 +186,7 @@ class Scenario:
     repair: float | None = None
     repair_sigma: float = 0.5
     restart_depth: int | None = None
+    restart_policy: str = "wipeout"
     dynamic_checkpoint: bool = False
     horizon: float = 100.0
     failure_model: str = "per_group"
@@ -217,6 +226,10 @@ class Scenario:
         _check_number("repair_sigma", self.repair_sigma, lo=0.0)
         if self.restart_depth is not None:
             _check_int("restart_depth", self.restart_depth, lo=2)
+        if self.restart_policy not in ("wipeout", "expected_cost"):
+            raise ValueError(
+                f"restart_policy = {self.restart_policy!r} is not 'wipeout' or 'expected_cost'"
+            )
         if not isinstance(self.dynamic_checkpoint, bool):
             raise TypeError(f"dynamic_checkpoint = {self.dynamic_checkpoint!r} must be a bool")
         _check_number("horizon", self.horizon, lo=1.0, allow_inf=True)

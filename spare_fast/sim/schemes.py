@@ -67,6 +67,10 @@ class CheckpointScheme:
         """Mean failures between restarts: 1."""
         return 1.0
 
+    def critical_groups(self) -> int:
+        """Alive groups whose failure alone forces a restart: all of them."""
+        return self.n_groups
+
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         return FailureOutcome(wipeout=True)
 
@@ -95,6 +99,7 @@ class ReplicationScheme:
         self.layout_kind = "replication"
         self._shrink = float(scenario.shrink_time)
         self._alive_in_set = [r] * self.sets
+        self._single = 0 if r > 1 else self.sets  # sets down to their last replica
 
     @property
     def multiplier(self) -> int:
@@ -115,16 +120,30 @@ class ReplicationScheme:
         for g in groups:
             s = g // r
             alive[s] -= 1
-            if alive[s] == 0:
+            if alive[s] == 1:
+                self._single += 1
+            elif alive[s] == 0:
+                self._single -= 1
                 wiped = True
         return FailureOutcome(wipeout=wiped, control=0.0 if wiped else self._shrink)
 
+    def critical_groups(self) -> int:
+        """Alive groups whose failure alone forces a restart: the last replica of a set."""
+        return self._single
+
     def rejoin(self, groups: Sequence[int]) -> None:
+        alive = self._alive_in_set
         for g in groups:
-            self._alive_in_set[g // self.redundancy] += 1
+            s = g // self.redundancy
+            alive[s] += 1
+            if alive[s] == 2:
+                self._single -= 1
+            elif alive[s] == 1:  # pragma: no cover - a wiped set restarts the job instead
+                self._single += 1
 
     def reset(self) -> None:
         self._alive_in_set = [self.redundancy] * self.sets
+        self._single = 0 if self.redundancy > 1 else self.sets
 
 
 class SpareScheme:
@@ -154,6 +173,50 @@ class SpareScheme:
         self._control = 0.0 if self._measured else float(scenario.controller_time or 0.0)
         self._shrink = float(scenario.shrink_time)
         self.decision_seconds = 0.0
+        # Coverage bookkeeping for the expected-cost restart rule: the groups holding each
+        # type (a controller reorders stacks but never changes what a group holds), how many
+        # of them are alive, and for each alive group the number of types it alone still holds.
+        # Kept only when the rule is on: O(r^2) Python work per failure, O(N r) memory.
+        self._track = scenario.restart_policy == "expected_cost"
+        if not self._track:
+            return
+        stacks = np.asarray(layout.stacks)
+        self._types_of: list[list[int]] = stacks.tolist()
+        holders: list[list[int]] = [[] for _ in range(layout.n_types)]
+        for g, row in enumerate(self._types_of):
+            for t in row:
+                holders[t].append(g)
+        self._holders = holders
+        self._reset_coverage()
+
+    def _reset_coverage(self) -> None:
+        self._is_alive = [True] * self.n_groups
+        self._n_holders = [len(h) for h in self._holders]
+        self._sole = [0] * self.n_groups
+        self._critical = 0
+        for h in self._holders:
+            if len(h) == 1:
+                self._add_sole(h[0], 1)
+
+    def _add_sole(self, g: int, delta: int) -> None:
+        before = self._sole[g]
+        self._sole[g] = before + delta
+        self._critical += (self._sole[g] > 0) - (before > 0)
+
+    def _alive_holder(self, t: int) -> int:
+        for h in self._holders[t]:
+            if self._is_alive[h]:
+                return h
+        raise AssertionError(f"type {t} has no alive holder")  # pragma: no cover
+
+    def critical_groups(self) -> int:
+        """Alive groups whose failure alone forces a restart: sole alive holders of a type.
+
+        Needs ``restart_policy="expected_cost"`` in the scenario (the only user).
+        """
+        if not self._track:
+            raise RuntimeError("coverage is tracked only with restart_policy='expected_cost'")
+        return self._critical
 
     @property
     def multiplier(self) -> int:
@@ -175,6 +238,13 @@ class SpareScheme:
         self.decision_seconds += float(d.seconds)
         if d.status == self._wipeout:
             return FailureOutcome(wipeout=True)
+        for g in groups if self._track else ():
+            self._add_sole(g, -self._sole[g])
+            self._is_alive[g] = False
+            for t in self._types_of[g]:
+                self._n_holders[t] -= 1
+                if self._n_holders[t] == 1:
+                    self._add_sole(self._alive_holder(t), 1)
         patch = np.asarray(d.patch)
         layers = 0
         if patch.shape[0]:
@@ -188,7 +258,15 @@ class SpareScheme:
     def rejoin(self, groups: Sequence[int]) -> None:
         d = self._ctl.rejoin(np.array(groups, dtype=np.int32))
         self.decision_seconds += float(d.seconds)
+        for g in groups if self._track else ():
+            for t in self._types_of[g]:
+                if self._n_holders[t] == 1:
+                    self._add_sole(self._alive_holder(t), -1)
+                self._n_holders[t] += 1
+            self._is_alive[g] = True
 
     def reset(self) -> None:
         d = self._ctl.restart()
         self.decision_seconds += float(d.seconds)
+        if self._track:
+            self._reset_coverage()

@@ -78,11 +78,37 @@ def test_failure_free_jitter_averages_out():
     scheme=st.sampled_from(["checkpoint", "replication", "spare"]),
     model=st.sampled_from(["per_group", "renewal"]),
     extras=st.sampled_from(
-        ["none", "repair", "racks", "dynamic", "policy", "expected_cost", "fixed_period"]
+        [
+            "none",
+            "repair",
+            "racks",
+            "dynamic",
+            "policy",
+            "expected_cost",
+            "fixed_period",
+            "units",
+            "renew_failed",
+            "aging",
+            "renew_failed_aging",
+            "sync_jitter",
+            "leftover",
+        ]
     ),
 )
 def test_conservation_wall_clock_is_useful_plus_losses(seed, scheme, model, extras):
     kw: dict = {"failure_model": model, "mtbf": 40.0}
+    per_group_only = {
+        "units": {"failure_units": 300},
+        "renew_failed": {"restart_renews": "failed"},
+        "aging": {"restart_aging": True},
+        "renew_failed_aging": {"restart_renews": "failed", "restart_aging": True},
+    }
+    if extras in per_group_only:
+        kw.update(per_group_only[extras], failure_model="per_group")
+    elif extras == "sync_jitter":
+        kw["sync_jitter"] = True
+    elif extras == "leftover":
+        kw.update(groups=61, rep_leftover="set")
     if extras == "repair":
         kw["repair"] = 300.0
     elif extras == "racks":
@@ -346,6 +372,13 @@ def test_event_queue_breaks_ties_by_priority_then_insertion():
 @pytest.mark.parametrize(
     ("field", "value", "exc", "match"),
     [
+        ("failure_units", 100, ValueError, "failure_units = 100"),
+        ("failure_units", 10**6, ValueError, "failure_units = 1000000"),
+        ("failure_units", 2.5, TypeError, "failure_units = 2.5"),
+        ("restart_renews", "none", ValueError, "restart_renews = 'none'"),
+        ("restart_aging", 1, TypeError, "restart_aging = 1"),
+        ("sync_jitter", "yes", TypeError, "sync_jitter = 'yes'"),
+        ("rep_leftover", "spread", ValueError, "rep_leftover = 'spread'"),
         ("groups", 0, ValueError, "groups = 0"),
         ("groups", 2.5, TypeError, "groups = 2.5"),
         ("gpus", 10, ValueError, "gpus = 10"),
@@ -374,6 +407,108 @@ def test_event_queue_breaks_ties_by_priority_then_insertion():
 def test_invalid_scenario_rejected(field, value, exc, match):
     with pytest.raises(exc, match=match):
         Scenario(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"failure_model": "renewal", "failure_units": 1000}, "failure_units = 1000 needs"),
+        ({"failure_model": "per_gpu", "failure_units": 1000}, "failure_units = 1000 needs"),
+        ({"failure_model": "renewal", "restart_renews": "failed"}, "restart_renews = 'failed'"),
+        ({"failure_model": "renewal", "restart_aging": True}, "restart_aging = True"),
+    ],
+)
+def test_per_group_options_need_a_per_group_model(kw, match):
+    with pytest.raises(ValueError, match=match):
+        Scenario(**kw)
+
+
+OPTIONS = [
+    {"failure_units": 240},
+    {"restart_renews": "failed"},
+    {"restart_aging": True},
+    {"restart_renews": "failed", "restart_aging": True},
+    {"sync_jitter": True},
+    {"groups": 61, "rep_leftover": "set"},
+]
+
+
+@pytest.mark.parametrize("kw", OPTIONS)
+@pytest.mark.parametrize(("scheme", "r"), [("replication", 3), ("spare", 4)])
+def test_model_options_same_seed_same_result(kw, scheme, r):
+    sc = SMALL.replace(mtbf=60.0, **kw)
+    a = simulate(sc, scheme, redundancy=r, seed=7)
+    _same(a, simulate(sc, scheme, redundancy=r, seed=7))
+    assert a.completed and a.failures > 0
+    assert a.time_to_train != simulate(sc, scheme, redundancy=r, seed=8).time_to_train
+
+
+@pytest.mark.parametrize("kw", OPTIONS)
+def test_model_options_stepwise_matches_batched(monkeypatch, kw):
+    sc = SMALL.replace(mtbf=200.0, **kw)
+    fast = simulate(sc, "spare", redundancy=3, seed=5)
+    monkeypatch.setattr(sim_engine._Run, "batching", False)
+    slow = simulate(sc, "spare", redundancy=3, seed=5)
+    assert slow.events == fast.events and slow.restarts == fast.restarts
+    assert slow.time_to_train == pytest.approx(fast.time_to_train, rel=1e-12)
+
+
+def test_failure_units_generalise_per_group_and_per_gpu():
+    sc = Scenario(groups=200, steps=300)
+    base = simulate(sc, "replication", redundancy=3, seed=4)
+    _same(base, simulate(sc.replace(failure_units=200), "replication", redundancy=3, seed=4))
+    small = sc.replace(gpus=5000)
+    _same(
+        simulate(small.replace(failure_model="per_gpu"), "spare", redundancy=6, seed=4),
+        simulate(small.replace(failure_units=5000), "spare", redundancy=6, seed=4),
+    )
+
+
+def test_failure_units_first_failure_matches_unit_minimum():
+    # The first failure is the minimum of U unit lifetimes Weibull(k, U * lam), itself Weibull
+    # with scale U lam U^(-1/k), whatever N (here N = 50 groups of 8 units).
+    k, n, u = 0.78, 50, 400
+    sc = Scenario(
+        groups=n,
+        steps=5,
+        compute=1e4,
+        allreduce=0.0,
+        weibull_shape=k,
+        mtbf=100.0 * math.gamma(1 + 1 / k),
+        failure_units=u,
+        period=math.inf,
+        restart=1e6,
+        horizon=1.0,
+    )
+    firsts = []
+    for seed in range(400):
+        rep = simulate(sc, "checkpoint", seed=seed)
+        tl = rep.timeline
+        firsts.append(tl["time"][tl["event"] == 1][0] if rep.restarts else math.inf)
+    expected = u * 100.0 * u ** (-1.0 / k) * math.gamma(1 + 1 / k)
+    assert np.mean(firsts) == pytest.approx(expected, rel=0.12)
+
+
+def test_sync_jitter_waits_for_the_slowest_group():
+    sc = Scenario(groups=100, mtbf=math.inf, jitter=0.05, sync_jitter=True)
+    rep = simulate(sc, "checkpoint", seed=3)
+    # E[max of 100 uniforms on [-1, 1]] = 99/101: the step's compute is 1 + 0.05 * 0.98 long.
+    expected = sc.t0 + sc.steps * sc.compute * 0.05 * 99 / 101
+    assert rep.time_to_train == pytest.approx(expected, rel=1e-3)
+    assert rep.losses["jitter"] == pytest.approx(rep.time_to_train - sc.t0)
+    exact = simulate(sc.replace(jitter=0.0), "checkpoint", seed=3)
+    assert exact.time_to_train == sc.t0
+
+
+def test_replication_leftover_groups_form_a_smaller_set():
+    sc = Scenario(groups=200, steps=500, mtbf=math.inf, jitter=0.0, rep_leftover="set")
+    rep = simulate(sc, "replication", redundancy=3)
+    assert rep.time_to_train == sc.steps * (3 * sc.compute + sc.allreduce_time)
+    from spare_fast.sim.schemes import ReplicationScheme
+
+    sch = ReplicationScheme(sc, 3)
+    assert sch.n_groups == 200 and sch.sets == 66
+    assert not sch.fail([198]).wipeout and sch.fail([199]).wipeout
 
 
 @pytest.mark.parametrize(

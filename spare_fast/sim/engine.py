@@ -11,9 +11,16 @@ from the real :class:`spare_fast.Controller`):
   failures of idle hardware are absorbed into the restart time.  Each failure hits a uniformly
   random alive GPU, i.e. (equal groups) a uniformly random alive group; with ``rack_share > 0``
   that share of failure events instead kills every alive group in that GPU's rack.
+* **Per-group failure models** (the default; ``Scenario.failure_model``): every group has its
+  own Weibull lifetime, the first failure among its ``failure_units / groups`` hardware units;
+  a restart renews every group (or only the dead ones, ``restart_renews="failed"``) and ages
+  are frozen during it unless ``restart_aging``.  The renewal clock above is
+  ``failure_model="renewal"``.
 * **Step time.**  ``multiplier * compute * (1 + jitter * u) + allreduce`` with ``u`` uniform
-  in [-1, 1] per executed step; the multiplier is 1 (CKPT-only), r (replication) or the SPARe
-  stack depth.  A depth change decided during a step applies from the next step.
+  in [-1, 1] per executed step (with ``sync_jitter``, the maximum of one such draw per
+  alive group: the synchronous step waits for the slowest); the multiplier is 1
+  (CKPT-only), r (replication) or the SPARe stack depth.  A depth change decided during a
+  step applies from the next step.
 * **A masked failure mid-step** adds the decision and communicator-shrink time plus the patch
   compute (the busiest survivor's extra layers) to the compute phase; during the all-reduce
   phase the partial all-reduce is lost and rerun after the patch.  A masked failure during a
@@ -262,12 +269,11 @@ class _Run:
         g_rep = np.random.default_rng(repair_ss)
         self.g_jit = np.random.default_rng(jitter_ss)
         self.interarrival = _Draws(lambda n: g_fail.weibull(k, n) * lam)
-        if sc.failure_model == "per_gpu":
-            # A group fails at the first failure of its gpus/groups GPUs, each Weibull with mean
-            # gpus * mtbf: the minimum is Weibull with scale lam_gpu * (gpus/groups)^(-1/k).
-            glam = sc.gpus * lam * (sc.gpus / sc.groups) ** (-1.0 / k)
-        else:
-            glam = sc.groups * lam
+        # A group fails at the first failure of its U/N hardware units, each Weibull with mean
+        # U * mtbf: the minimum is Weibull with scale U lam (U/N)^(-1/k).  U = N (per_group),
+        # the scenario's failure_units, or every GPU (per_gpu).
+        units = sc.failure_unit_count
+        glam = units * lam * (units / sc.groups) ** (-1.0 / k)
         self.g_fail = g_fail
         self.glam = glam
         self.k_shape = k
@@ -281,6 +287,7 @@ class _Run:
         self.jitter = float(sc.jitter)
         self.P = np.zeros(1)
         self.u: list[float] = []
+        self.U = np.zeros(0)
         self.c = float(sc.compute)
         self.a = sc.allreduce_time
         self.steps = int(sc.steps)
@@ -311,7 +318,15 @@ class _Run:
         # Without repairs every alive group has the same age (time since the last restart),
         # so the next failure among n of them is exact in O(1): the cluster's cumulative
         # hazard from age a is n ((a + x) / lam)^k - n (a / lam)^k, equal to an Exp(1) draw.
-        self.common_age = self.per_group and sc.repair is None
+        self.common_age = (
+            self.per_group
+            and sc.repair is None
+            and sc.restart_renews == "all"
+            and not sc.restart_aging
+        )
+        self.renew_all = sc.restart_renews == "all"
+        self.restart_aging = bool(sc.restart_aging)
+        self.sync_jitter = bool(sc.sync_jitter)
         self.exp1 = _Draws(g_fail.standard_exponential)
         if self.per_group:
             self.group_scale = sc.groups * sc.weibull_scale
@@ -384,7 +399,14 @@ class _Run:
         else:
             new = np.zeros(n)
         self.u.extend(new.tolist())
+        self.U = np.concatenate([self.U, new])
         self.P = np.concatenate([self.P, self.P[-1] + np.cumsum(new)])
+
+    def _sync_u(self, u: Any) -> Any:
+        """The slowest of n_alive groups: u = 2 w^(1/n) - 1 with w = (u + 1) / 2 is the maximum
+        of n independent uniforms on [-1, 1] (its CDF is ((x + 1) / 2)^n)."""
+        n = max(len(self.alive_list), 1)
+        return 2.0 * ((u + 1.0) * 0.5) ** (1.0 / n) - 1.0
 
     # -- failure clock ---------------------------------------------------------------------
     def _set_rate(self, rate: float) -> None:
@@ -401,6 +423,47 @@ class _Run:
             return
         for g in groups:
             self.life[g] = self.t + self.group_life.next()
+
+    def _restart_lives(self) -> None:
+        """At a restart's start: which hardware is replaced, and whether its age runs on.
+
+        Dead groups (and the wipe-out's victims) have an infinite lifetime here."""
+        if self.common_age:
+            return
+        life, t = self.life, self.t
+        if self.restart_aging:
+            # Replacement hardware is installed now and ages during the restart.
+            new = ~np.isfinite(life) if not self.renew_all else np.ones(self.n_used, bool)
+            life[new] = t + self.g_fail.weibull(self.k_shape, int(new.sum())) * self.glam
+            return
+        if self.renew_all:
+            life[:] = math.inf
+            return
+        # Frozen ages: keep each survivor's residual life, to resume at the restart's end.
+        self.residual = life - t
+        life[:] = math.inf
+
+    def _resume_lives(self) -> None:
+        """At a restart's end: the lifetimes the job resumes with."""
+        if self.common_age:
+            return
+        life, t = self.life, self.t
+        if self.restart_aging:
+            # Groups that died during the restart were replaced on the spot (renewal).
+            while True:
+                due = np.flatnonzero(life <= t)
+                if due.size == 0:
+                    break
+                life[due] += self.g_fail.weibull(self.k_shape, due.size) * self.glam
+            return
+        if self.renew_all:
+            self._fresh_lives(range(self.n_used))
+            return
+        res = self.residual
+        keep = np.isfinite(res)
+        life[keep] = t + res[keep]
+        dead = ~keep
+        life[dead] = t + self.g_fail.weibull(self.k_shape, int(dead.sum())) * self.glam
 
     def _schedule_failure(self) -> None:
         self.fail_version += 1
@@ -428,6 +491,8 @@ class _Run:
         self._ensure_jitter(k + 1)
         S = self.scheme.multiplier
         u = self.u[k]
+        if self.sync_jitter:
+            u = self._sync_u(u)
         self.step_S = S
         self.step_u = u
         self.step_start = self.t
@@ -472,10 +537,12 @@ class _Run:
             return 0
         k = self.k_exec
         self._ensure_jitter(k + n_hi)
-        if n_hi <= 16:
+        if n_hi <= 16 and not self.sync_jitter:
             return self._batch_scalar(n_hi, S, span, gap)
         ns = np.arange(1, n_hi + 1, dtype=np.float64)
-        if j > 0:
+        if j > 0 and self.sync_jitter:
+            T = ns * d + (S * c * j) * np.cumsum(self._sync_u(self.U[k : k + n_hi]))
+        elif j > 0:
             T = ns * d + (S * c * j) * (self.P[k + 1 : k + n_hi + 1] - self.P[k])
         else:
             T = ns * d
@@ -599,8 +666,8 @@ class _Run:
             self.pos = list(range(n))
             self.is_alive = [True] * n
         self.phase = _RESTART
-        if self.per_group:
-            self.life[:] = math.inf
+        if self.per_group and math.isfinite(self.mtbf):
+            self._restart_lives()
         self._set_rate(0.0)
         self.q.push(self.t + self.T_r, _EV_RESTART_END, self.epoch)
         self._log(1)
@@ -766,8 +833,8 @@ class _Run:
         self.phase = _RUN
         self.ckpt_ref = self.t
         self.resume_time = self.t
-        if self.per_group:
-            self._fresh_lives(range(self.n_used))
+        if self.per_group and math.isfinite(self.mtbf):
+            self._resume_lives()
         self._set_rate(self.n_used / self.sc.groups)
         self._update_period()
         self._log(5)

@@ -141,6 +141,43 @@ class Scenario:
         clock whose rate is the share of groups alive; victims are uniform among alive groups.
         ``"per_gpu"``: like per_group with per-GPU lifetimes of mean ``gpus * mtbf`` (a group
         dies at its first GPU failure), far burstier.  The README compares the three.
+    failure_units : int or None
+        ``failure_model="per_group"`` only: the number U of independently aging hardware units
+        the cluster is made of (None, the default, means one per group, U = ``groups``).  Every
+        unit has a Weibull lifetime of mean ``U * mtbf`` (cluster-wide mean ``mtbf``); a group
+        is U / N units and dies at the first of their failures, so its lifetime is Weibull
+        with scale ``U lam (U / N)^(-1 / k)``.  The hardware is the same 600k GPUs at every N,
+        so a fixed U makes the failure process a property of the cluster, not of how it is
+        split into data-parallel groups; with U = N the post-restart burst (which scales as
+        U^(1 - k)) grows with N.  Must be at least ``groups`` (no unit spans two groups; U / N
+        need not be an integer: a group's hazard is its U / N share of the units') and at most
+        ``gpus``; ``failure_units=gpus`` is ``failure_model="per_gpu"``.  The README measures
+        U against the paper's table.
+    restart_renews : {"all", "failed"}
+        Per-group models only: which hardware a global restart replaces (default ``"all"``:
+        every group is fresh, age 0, after a restart).  ``"failed"``: only the groups that died
+        since the previous restart are replaced by fresh hardware; the survivors keep their age
+        (each group is then an independent Weibull renewal process, the textbook superposition
+        whose cluster-wide rate tends to ``1 / mtbf``).
+    restart_aging : bool
+        Per-group models only.  False (default): hardware ages are frozen during a restart, so
+        no failure happens while the job is down.  True: ages keep running during the
+        restart; a group whose lifetime ends during it is replaced on the spot (fresh from its
+        failure time, possibly more than once) and the job still resumes after ``restart``
+        seconds.  With ``restart_renews="all"`` the replacement happens at the start of the
+        restart, so the job resumes on hardware that is ``restart`` seconds old.
+    sync_jitter : bool
+        False (default): one jitter draw per step for the whole job.  True: every alive group
+        draws its own ``u`` per step (one draw scaling its whole stack, not one per layer) and
+        the synchronous step waits for the slowest group, i.e. the step's ``u`` is the maximum
+        of n_alive independent uniforms.  ``t0`` stays the jitter-free failure-free time, so
+        jitter is then a net loss even without failures.
+    rep_leftover : {"idle", "set"}
+        Replication only, when ``r`` does not divide ``groups``.  ``"idle"`` (default): the
+        ``groups mod r`` leftover groups sit idle (and do not fail) while the ``groups // r``
+        full sets are credited with the whole global batch.  ``"set"``: the leftovers form one
+        smaller replica set holding the remaining shards (at most ``r`` layers each, so the
+        step time is unchanged); it wipes out when all of its groups die.
 
     Raises
     ------
@@ -190,6 +227,11 @@ class Scenario:
     dynamic_checkpoint: bool = False
     horizon: float = 100.0
     failure_model: str = "per_group"
+    failure_units: int | None = None
+    restart_renews: str = "all"
+    restart_aging: bool = False
+    sync_jitter: bool = False
+    rep_leftover: str = "idle"
 
     def __post_init__(self) -> None:
         groups = _check_int("groups", self.groups, lo=1)
@@ -237,6 +279,30 @@ class Scenario:
             raise ValueError(
                 f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or 'per_gpu'"
             )
+        if self.failure_units is not None:
+            units = _check_int("failure_units", self.failure_units, lo=1)
+            if self.failure_model != "per_group":
+                raise ValueError(
+                    f"failure_units = {units} needs failure_model = 'per_group', got "
+                    f"{self.failure_model!r}"
+                )
+            if not groups <= units <= gpus:
+                raise ValueError(
+                    f"failure_units = {units} is not in [groups = {groups}, gpus = {gpus}]"
+                )
+        if self.restart_renews not in ("all", "failed"):
+            raise ValueError(f"restart_renews = {self.restart_renews!r} is not 'all' or 'failed'")
+        for name in ("restart_aging", "sync_jitter"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} = {getattr(self, name)!r} must be a bool")
+        if self.failure_model == "renewal" and (self.restart_renews != "all" or self.restart_aging):
+            raise ValueError(
+                f"restart_renews = {self.restart_renews!r} / restart_aging = "
+                f"{self.restart_aging!r} need a per-group failure model, got "
+                "failure_model = 'renewal'"
+            )
+        if self.rep_leftover not in ("idle", "set"):
+            raise ValueError(f"rep_leftover = {self.rep_leftover!r} is not 'idle' or 'set'")
 
     # -- derived quantities -------------------------------------------------------------------
     @property
@@ -248,6 +314,21 @@ class Scenario:
     def t0(self) -> float:
         """Failure-free time-to-train ``steps * (compute + allreduce)`` (seconds)."""
         return self.steps * (float(self.compute) + self.allreduce_time)
+
+    @property
+    def failure_unit_count(self) -> int:
+        """Independently aging hardware units U of the per-group failure models.
+
+        ``failure_units``, else ``gpus`` for ``failure_model="per_gpu"``, else ``groups``.
+
+        Examples
+        --------
+        >>> Scenario(groups=200, failure_units=1000).failure_unit_count
+        1000
+        """
+        if self.failure_units is not None:
+            return int(self.failure_units)
+        return int(self.gpus) if self.failure_model == "per_gpu" else int(self.groups)
 
     @property
     def weibull_scale(self) -> float:

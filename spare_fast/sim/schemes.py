@@ -96,10 +96,17 @@ class ReplicationScheme:
         self.redundancy = r
         self.sets = scenario.groups // r
         self.n_groups = self.sets * r
+        # rep_leftover="set": the groups mod r leftover groups form one smaller set (its own
+        # index, self.sets); they hold the remaining shards, at most r layers each.
+        self._set_sizes = [r] * self.sets
+        left = scenario.groups - self.n_groups
+        if scenario.rep_leftover == "set" and left > 0:
+            self._set_sizes.append(left)
+            self.n_groups = scenario.groups
         self.layout_kind = "replication"
         self._shrink = float(scenario.shrink_time)
-        self._alive_in_set = [r] * self.sets
-        self._single = 0 if r > 1 else self.sets  # sets down to their last replica
+        self._alive_in_set = list(self._set_sizes)
+        self._single = self._set_sizes.count(1)  # sets down to their last replica
 
     @property
     def multiplier(self) -> int:
@@ -111,7 +118,9 @@ class ReplicationScheme:
 
     def endurable_failures(self) -> float:
         """mu_rep(N, r), see :func:`spare_fast.theory.endurable_failures_replication`."""
-        return float(theory.endurable_failures_replication(self.n_groups, self.redundancy))
+        return float(
+            theory.endurable_failures_replication(self.sets * self.redundancy, self.redundancy)
+        )
 
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         r = self.redundancy
@@ -142,8 +151,8 @@ class ReplicationScheme:
                 self._single += 1
 
     def reset(self) -> None:
-        self._alive_in_set = [self.redundancy] * self.sets
-        self._single = 0 if self.redundancy > 1 else self.sets
+        self._alive_in_set = list(self._set_sizes)
+        self._single = self._set_sizes.count(1)
 
 
 class SpareScheme:

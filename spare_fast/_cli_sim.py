@@ -36,6 +36,13 @@ def _parse_range(text: str) -> list[int]:
 
 
 _INT_FIELDS = ("gpus", "groups", "steps", "racks")
+_OPTIONAL_INT_FIELDS = ("restart_depth", "failure_units")
+_CHOICE_FIELDS = {
+    "failure_model": ["per_group", "renewal", "per_gpu"],
+    "restart_policy": ["wipeout", "expected_cost"],
+    "restart_renews": ["all", "failed"],
+    "rep_leftover": ["idle", "set"],
+}
 
 
 def _parse_optional_int(text: str) -> int | None:
@@ -55,15 +62,11 @@ def _add_scenario_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()
         helptext = f"(default {default})"
         if isinstance(default, bool):
             g.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=helptext)
-        elif f.name == "failure_model":
-            g.add_argument(
-                flag, choices=["per_group", "renewal", "per_gpu"], default=None, help=helptext
-            )
-        elif f.name == "restart_policy":
-            g.add_argument(flag, choices=["wipeout", "expected_cost"], default=None, help=helptext)
+        elif f.name in _CHOICE_FIELDS:
+            g.add_argument(flag, choices=_CHOICE_FIELDS[f.name], default=None, help=helptext)
         elif f.name in _INT_FIELDS:
             g.add_argument(flag, type=int, default=None, help=helptext)
-        elif f.name == "restart_depth":
+        elif f.name in _OPTIONAL_INT_FIELDS:
             g.add_argument(flag, type=_parse_optional_int, default=None, help=helptext)
         elif default is None:
             g.add_argument(flag, type=_parse_optional_float, default=None, help=helptext)

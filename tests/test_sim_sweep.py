@@ -184,3 +184,24 @@ def test_cli_sweep_writes_csv_json_png(tmp_path, capsys):
 def test_cli_rejects_bad_scenario(capsys):
     with pytest.raises(ValueError, match="groups = 0"):
         main(["simulate", "--groups", "0"])
+
+
+def test_cli_simulate_passes_every_kind_of_scenario_option(tmp_path):
+    out = tmp_path / "r.json"
+    argv = ["simulate", "-r", "3", "--groups", "60", "--steps", "100", "--compute", "8"]
+    argv += ["--failure-units", "120", "--restart-renews", "failed", "--restart-aging"]
+    argv += ["--restart-policy", "expected_cost", "--restart-depth", "3", "--sync-jitter"]
+    argv += ["--json", str(out)]
+    assert main(argv) == 0
+    scenario = json.loads(out.read_text())["scenario"]
+    assert scenario["failure_units"] == 120
+    assert scenario["restart_renews"] == "failed"
+    assert scenario["restart_aging"] is True
+    assert scenario["restart_policy"] == "expected_cost"
+    assert scenario["restart_depth"] == 3
+
+
+def test_cli_rejects_unknown_choice(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--rep-leftover", "spread"])
+    assert "invalid choice: 'spread'" in capsys.readouterr().err

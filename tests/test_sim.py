@@ -155,10 +155,11 @@ def test_redundancy_one_is_checkpoint_only(model):
 
 
 def test_first_failure_time_matches_weibull_minimum():
-    # per_group: the first failure is the minimum of N Weibull(k, N * lam) lifetimes, itself
-    # Weibull with scale N * lam * N^(-1/k); renewal: one Weibull(k, lam) interval.
+    # per_group: the first failure is the minimum of U Weibull(k, U * lam) unit lifetimes,
+    # itself Weibull with scale U * lam * U^(-1/k) (U = the calibrated default or one unit
+    # per group); renewal: one Weibull(k, lam) interval.
     k, n = 0.78, 50
-    for model, scale in (("per_group", n * 100.0 * n ** (-1.0 / k)), ("renewal", 100.0)):
+    for model, units in (("per_group", None), ("per_group", n), ("renewal", None)):
         # The restart outlasts the horizon, so each run ends at its first failure.
         sc = Scenario(
             groups=n,
@@ -168,10 +169,14 @@ def test_first_failure_time_matches_weibull_minimum():
             weibull_shape=k,
             mtbf=100.0 * math.gamma(1 + 1 / k),
             failure_model=model,
+            failure_units=units,
             period=math.inf,
             restart=1e6,
             horizon=1.0,
         )
+        u = sc.failure_unit_count
+        assert u == {None: 1750, n: n}[units] or model == "renewal"
+        scale = u * 100.0 * u ** (-1.0 / k) if model == "per_group" else 100.0
         firsts = []
         for seed in range(400):
             rep = simulate(sc, "checkpoint", seed=seed)
@@ -456,7 +461,13 @@ def test_model_options_stepwise_matches_batched(monkeypatch, kw):
 def test_failure_units_generalise_per_group_and_per_gpu():
     sc = Scenario(groups=200, steps=300)
     base = simulate(sc, "replication", redundancy=3, seed=4)
-    _same(base, simulate(sc.replace(failure_units=200), "replication", redundancy=3, seed=4))
+    _same(base, simulate(sc.replace(failure_units=1750), "replication", redundancy=3, seed=4))
+    # Above the calibrated U the default is one unit per group.
+    big = Scenario(groups=2000, steps=300, gpus=1_000_000)
+    _same(
+        simulate(big, "spare", redundancy=8, seed=4),
+        simulate(big.replace(failure_units=2000), "spare", redundancy=8, seed=4),
+    )
     small = sc.replace(gpus=5000)
     _same(
         simulate(small.replace(failure_model="per_gpu"), "spare", redundancy=6, seed=4),

@@ -1,7 +1,8 @@
 """Candidate modelling choices for the Rep+CKPT N=200 gap (README, Simulator).
 
 Usage: ``PYTHONPATH=. python tools/sim_candidates.py NAME [NAME...]`` with NAME a key of
-CANDIDATES.  For every candidate: Rep+CKPT r in 2..5, SPARe+CKPT r in 6..10, N in
+CANDIDATES, or ``calibrate`` (fit ``failure_units`` to the paper's table, see
+:func:`calibrate`).  For every candidate: Rep+CKPT r in 2..5, SPARe+CKPT r in 6..10, N in
 200/600/1000, seeds 0..4; prints the best r per scheme next to the paper's table and the
 acceptance checks (each TTT/T0 within 15%, reduction 35-55%, Rep's best r in 2..4).
 """
@@ -101,6 +102,61 @@ def run(name: str) -> None:
     sys.stdout.flush()
 
 
+#: The U grid of :func:`calibrate` (None: one unit per group, U = N).  U >= 1000 so that no
+#: unit spans two groups at any N of the paper's grid.
+CALIBRATION_UNITS = (None, 1000, 1250, 1500, 1750, 2000, 2344, 2700)
+
+
+def calibrate() -> None:
+    """Fit U, the one model parameter the paper does not state, to the paper's table.
+
+    For every U of :data:`CALIBRATION_UNITS`: the best r per scheme (Rep r in 2..5, SPARe r
+    in 6..14, 5 seeds) at N = 200/600/1000 and the mean absolute percentage error of the six
+    TTT/T0 values against the paper's; the fit is the U with the smallest error.
+    """
+    spare_r = range(6, 15)
+    rows = []
+    t = time.perf_counter()
+    for units in CALIBRATION_UNITS:
+        tasks = []
+        for n in NS:
+            sc = Scenario(groups=n, failure_units=units)
+            for r in REP_R:
+                tasks += [(sc, "replication", r, None, s) for s in SEEDS]
+            for r in spare_r:
+                tasks += [(sc, "spare", r, None, s) for s in SEEDS]
+        means = mean_rows(sweep(tasks, workers=2))
+        errs, cells, ok = [], [], True
+        for n in NS:
+            ms = [m for m in means if m["groups"] == n]
+            rp = min((m for m in ms if m["scheme"] == "replication"), key=lambda m: m["normalized"])
+            sp = min((m for m in ms if m["scheme"] == "spare"), key=lambda m: m["normalized"])
+            p_rep, _, p_sp, _, _ = PAPER_TABLE[n]
+            e_rep, e_sp = rp["normalized"] / p_rep - 1, sp["normalized"] / p_sp - 1
+            red = 1 - sp["normalized"] / rp["normalized"]
+            ok &= abs(e_rep) <= 0.15 and abs(e_sp) <= 0.15 and 0.35 <= red <= 0.55
+            ok &= rp["redundancy"] in (2, 3, 4)
+            errs += [abs(e_rep), abs(e_sp)]
+            cells.append(
+                f"{rp['normalized']:.2f} r{rp['redundancy']} ({100 * e_rep:+.1f}%) / "
+                f"{sp['normalized']:.2f} r{sp['redundancy']} ({100 * e_sp:+.1f}%) / "
+                f"{100 * red:.1f}%"
+            )
+        mape = 100 * sum(errs) / len(errs)
+        rows.append((units, cells, mape, ok))
+        print(f"U = {units}: MAPE {mape:.2f}% ({time.perf_counter() - t:.0f} s)", flush=True)
+    print("\n### Calibration of failure_units U (Rep / SPARe best TTT/T0 and error, reduction)\n")
+    print("| U | N = 200 | N = 600 | N = 1000 | MAPE (6 values) | all checks |")
+    print("|---|---|---|---|---|---|")
+    best = min(rows, key=lambda row: row[2])
+    for units, cells, mape, ok in rows:
+        label = "N (per group)" if units is None else str(units)
+        mark = " **best**" if units == best[0] else ""
+        print(f"| {label} | {' | '.join(cells)} | {mape:.2f}%{mark} | {'yes' if ok else 'no'} |")
+    sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(CANDIDATES):
-        run(name)
+    names = sys.argv[1:] or list(CANDIDATES)
+    for name in names:
+        calibrate() if name == "calibrate" else run(name)

@@ -22,11 +22,12 @@ from spare_fast.sim.engine import (
     simulate,
 )
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
-from spare_fast.sim.scenario import Scenario, default_allreduce
+from spare_fast.sim.scenario import CALIBRATED_FAILURE_UNITS, Scenario, default_allreduce
 from spare_fast.sim.schemes import SCHEMES
 from spare_fast.sim.sweep import demo_simulation, sweep
 
 __all__ = [
+    "CALIBRATED_FAILURE_UNITS",
     "DEFAULT_LAYOUT",
     "SCHEMES",
     "TIMELINE_DTYPE",

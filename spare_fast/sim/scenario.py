@@ -6,7 +6,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-__all__ = ["Scenario", "default_allreduce"]
+__all__ = ["CALIBRATED_FAILURE_UNITS", "Scenario", "default_allreduce"]
 
 
 def default_allreduce(groups: int) -> float:
@@ -60,6 +60,13 @@ def _check_int(name: str, value: object, *, lo: int) -> int:
     if value < lo:
         raise ValueError(f"{name} = {value!r} must be >= {lo}")
     return int(value)
+
+
+#: Independently aging hardware units of the default failure model, fitted to the paper's
+#: table (the U with the smallest mean absolute error over its six TTT/T0 values among
+#: 1000..2700; ``tools/sim_candidates.py calibrate``; README, "Calibration").  The paper does
+#: not give it; 600,000 GPUs / 1750 = about 343 GPUs (43 nodes of 8) per unit.
+CALIBRATED_FAILURE_UNITS = 1750
 
 
 @dataclass(frozen=True)
@@ -132,18 +139,23 @@ class Scenario:
         Give up when the wall clock exceeds ``horizon * t0`` (100); the report is then marked
         incomplete, its time-to-train is infinite and ``progress`` says how far it got.
     failure_model : {"per_group", "renewal", "per_gpu"}
-        How failures arrive (default ``"per_group"``).  ``"per_group"``: every group has its own
-        Weibull lifetime (shape ``weibull_shape``, mean ``groups * mtbf``, so the cluster-wide
-        mean is ``mtbf`` in steady state); a global restart makes every group fresh (age 0)
-        and a repaired group is fresh too.  With shape < 1 the hazard of fresh hardware is
-        high, so failures come in a burst after every restart.  ``"renewal"``: one cluster-wide
+        How failures arrive (default ``"per_group"``).  ``"per_group"``: the cluster is U
+        independently aging hardware units (``failure_units``), each with a Weibull lifetime
+        (shape ``weibull_shape``, mean ``U * mtbf``, so the cluster-wide mean is ``mtbf`` in
+        steady state); a group dies at the first failure among its U / N units; a global
+        restart makes every group fresh (age 0) and a repaired group is fresh too.  With shape
+        < 1 the hazard of fresh hardware is high, so failures come in a burst after every
+        restart.  ``"renewal"``: one cluster-wide
         renewal process with Weibull inter-arrivals of mean ``mtbf``, run on an operational
         clock whose rate is the share of groups alive; victims are uniform among alive groups.
         ``"per_gpu"``: like per_group with per-GPU lifetimes of mean ``gpus * mtbf`` (a group
         dies at its first GPU failure), far burstier.  The README compares the three.
     failure_units : int or None
         ``failure_model="per_group"`` only: the number U of independently aging hardware units
-        the cluster is made of (None, the default, means one per group, U = ``groups``).  Every
+        the cluster is made of.  None (default): ``min(gpus, max(groups,
+        CALIBRATED_FAILURE_UNITS))`` with ``CALIBRATED_FAILURE_UNITS = 1750``, the value that
+        fits the paper's table best (``tools/sim_candidates.py calibrate``, README); the paper
+        does not state it.  ``failure_units=groups`` is one unit per group.  Every
         unit has a Weibull lifetime of mean ``U * mtbf`` (cluster-wide mean ``mtbf``); a group
         is U / N units and dies at the first of their failures, so its lifetime is Weibull
         with scale ``U lam (U / N)^(-1 / k)``.  The hardware is the same 600k GPUs at every N,
@@ -319,16 +331,24 @@ class Scenario:
     def failure_unit_count(self) -> int:
         """Independently aging hardware units U of the per-group failure models.
 
-        ``failure_units``, else ``gpus`` for ``failure_model="per_gpu"``, else ``groups``.
+        ``failure_units``; else ``gpus`` for ``failure_model="per_gpu"``; else (per-group) the
+        calibrated ``min(gpus, max(groups, CALIBRATED_FAILURE_UNITS))``; else (renewal, where
+        it plays no part) ``groups``.
 
         Examples
         --------
         >>> Scenario(groups=200, failure_units=1000).failure_unit_count
         1000
+        >>> Scenario(groups=200).failure_unit_count, Scenario(groups=4000).failure_unit_count
+        (1750, 4000)
         """
         if self.failure_units is not None:
             return int(self.failure_units)
-        return int(self.gpus) if self.failure_model == "per_gpu" else int(self.groups)
+        if self.failure_model == "per_gpu":
+            return int(self.gpus)
+        if self.failure_model == "per_group":
+            return min(int(self.gpus), max(int(self.groups), CALIBRATED_FAILURE_UNITS))
+        return int(self.groups)
 
     @property
     def weibull_scale(self) -> float:

@@ -3,7 +3,8 @@
 Model (every choice below is a documented modelling decision; SPARe's decisions themselves come
 from the real :class:`spare_fast.Controller`):
 
-* **Failure process in operational time.**  Failures form a renewal process whose Weibull
+* **Failure process** (``Scenario.failure_model``; the default is the per-group model of the
+  next item).  With ``"renewal"``, failures form a renewal process whose Weibull
   inter-arrivals (shape ``weibull_shape``, mean ``mtbf``) are measured on an *operational
   clock* that runs at rate ``alive groups / groups`` (the share of the job's GPUs still
   alive).  Masked failures therefore slow the live failure rate, as the paper observes.  The
@@ -11,11 +12,11 @@ from the real :class:`spare_fast.Controller`):
   failures of idle hardware are absorbed into the restart time.  Each failure hits a uniformly
   random alive GPU, i.e. (equal groups) a uniformly random alive group; with ``rack_share > 0``
   that share of failure events instead kills every alive group in that GPU's rack.
-* **Per-group failure models** (the default; ``Scenario.failure_model``): every group has its
-  own Weibull lifetime, the first failure among its ``failure_units / groups`` hardware units;
-  a restart renews every group (or only the dead ones, ``restart_renews="failed"``) and ages
-  are frozen during it unless ``restart_aging``.  The renewal clock above is
-  ``failure_model="renewal"``.
+* **Per-group failure models** (the default, ``"per_group"``; also ``"per_gpu"``): the cluster
+  is U independently aging hardware units (``Scenario.failure_unit_count``, by default the
+  calibrated U = 1750); every group has its own Weibull lifetime, the first failure among its
+  U / N units; dead groups do not fail; a restart renews every group (or only the dead ones,
+  ``restart_renews="failed"``) and ages are frozen during it unless ``restart_aging``.
 * **Step time.**  ``multiplier * compute * (1 + jitter * u) + allreduce`` with ``u`` uniform
   in [-1, 1] per executed step (with ``sync_jitter``, the maximum of one such draw per
   alive group: the synchronous step waits for the slowest); the multiplier is 1

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from spare_fast.layout import Layout
 
-__all__ = ["Estimate", "endurable_failures", "overhead"]
+__all__ = ["OVERHEAD_STATES", "Estimate", "endurable_failures", "overhead"]
 
 #: Largest seed accepted (seeds feed a 64-bit generator state).
 _MAX_SEED = 2**64 - 1
@@ -137,7 +137,18 @@ def endurable_failures(
     return _estimate(np.concatenate(parts))
 
 
-def overhead(layout: Layout, trials: int, seed: int = 0, progress: bool = True) -> Estimate:
+#: The two ways :func:`overhead` can average a trajectory (see its Notes).
+OVERHEAD_STATES = ("trajectory", "survived")
+
+
+def overhead(
+    layout: Layout,
+    trials: int,
+    seed: int = 0,
+    progress: bool = True,
+    *,
+    states: str = "trajectory",
+) -> Estimate:
     """Mean stack depth between restarts, driven by the real controller.
 
     Parameters
@@ -150,6 +161,13 @@ def overhead(layout: Layout, trials: int, seed: int = 0, progress: bool = True) 
         Seed in ``[0, 2**64)``; the same seed gives the same failure orders.
     progress : bool, optional
         Show a tqdm progress bar.
+    states : {"trajectory", "survived"}, optional
+        Which states of a trajectory with ``W`` survived failures are averaged.
+        ``"trajectory"`` (default): all ``W + 1`` states ``k = 0..W``, each of which the job
+        runs in until the next failure (the time average between restarts).  ``"survived"``:
+        the ``W`` states ``k = 0..W-1`` before each survived failure (state 0 alone if
+        ``W = 0``), the convention of :func:`spare_fast.theory.overhead_lower_bound`, whose
+        ``floor(mu)`` terms with ``mu = E[W]`` stop at ``k = floor(mu) - 1``.
 
     Returns
     -------
@@ -160,17 +178,20 @@ def overhead(layout: Layout, trials: int, seed: int = 0, progress: bool = True) 
     Raises
     ------
     TypeError, ValueError
-        As :func:`endurable_failures`.
+        As :func:`endurable_failures`; ValueError for an unknown ``states``.
 
     Notes
     -----
     A trajectory fails groups one by one in a uniformly random order through
     ``Controller.fail`` until the controller reports ``Status.WIPEOUT``. Its states are the
     fault-free start (depth 1) and the state after each of the ``W`` survived failures, at the
-    depth the controller chose (the optimal ``S*``); the trajectory's mean depth averages these
-    ``W + 1`` states, each of which the job runs in until the next failure. This is the
-    quantity :func:`spare_fast.theory.overhead_lower_bound` bounds from below with
-    ``c(k) = ceil(N / (N - k))`` in place of ``S*``. One controller is reused across trajectories
+    depth the controller chose (the optimal ``S*``); by default the trajectory's mean depth
+    averages these ``W + 1`` states, each of which the job runs in until the next failure.
+    :func:`spare_fast.theory.overhead_lower_bound` puts ``c(k) = ceil(N / (N - k)) <= S*`` in
+    place of ``S*`` and a fixed ``floor(mu)`` in place of the random ``W``; it averages the
+    states before each survived failure, i.e. it drops the last state, which
+    ``states="survived"`` mirrors. The two differ by about ``(S*(W) - mean) / W``, which
+    matters only for small N (README, Theory). One controller is reused across trajectories
     through ``restart()``. Trajectory ``t`` draws its order from
     ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(t,)))``. Cost: ``W`` controller
     decisions per trajectory.
@@ -181,12 +202,25 @@ def overhead(layout: Layout, trials: int, seed: int = 0, progress: bool = True) 
     >>> est = overhead(Layout.cyclic(6, 6), trials=3, seed=0, progress=False)
     >>> round(est.mean, 3)  # depths 1, 2, 2, 2, 3, 6 (= ceil(6 / alive)) before the last failure
     2.667
+    >>> round(overhead(Layout.cyclic(6, 6), 3, seed=0, progress=False, states="survived").mean, 3)
+    2.0
     """
     trials, seed = _check_args(layout, trials, seed)
+    if states not in OVERHEAD_STATES:
+        raise ValueError(f"states = {states!r} is not 'trajectory' or 'survived'")
+    everything, survived = _overhead_samples(layout, trials, seed, progress)
+    return _estimate(everything if states == "trajectory" else survived)
+
+
+def _overhead_samples(
+    layout: Layout, trials: int, seed: int, progress: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-trajectory mean depths over the states 0..W and over 0..max(W, 1) - 1, one pass."""
     from spare_fast import Controller, Status
 
     ctl = Controller(layout)
-    means = np.empty(trials, dtype=np.float64)
+    everything = np.empty(trials, dtype=np.float64)
+    survived = np.empty(trials, dtype=np.float64)
     with tqdm(
         total=trials, disable=not progress, desc="overhead Monte Carlo", unit="traj", leave=False
     ) as bar:
@@ -195,14 +229,16 @@ def overhead(layout: Layout, trials: int, seed: int = 0, progress: bool = True) 
             order = rng.permutation(layout.n_groups)
             if t:
                 ctl.restart()
-            depth_sum = int(ctl.depth)
-            states = 1
+            depth_sum = last = int(ctl.depth)
+            count = 1
             for g in order.tolist():
                 decision = ctl.fail(g)
                 if decision.status == Status.WIPEOUT:
                     break
-                depth_sum += int(decision.depth)
-                states += 1
-            means[t] = depth_sum / states
+                last = int(decision.depth)
+                depth_sum += last
+                count += 1
+            everything[t] = depth_sum / count
+            survived[t] = (depth_sum - last) / (count - 1) if count > 1 else float(depth_sum)
             bar.update(1)
-    return _estimate(means)
+    return everything, survived

@@ -10,8 +10,8 @@ from spare_fast import theory as th
 from spare_fast.montecarlo import Estimate, endurable_failures, overhead
 
 
-def _trajectory_mean_depth(layout: Layout, order: np.ndarray) -> tuple[float, int]:
-    """Reference: a fresh controller per trajectory; mean depth over states 0..W, and W."""
+def _trajectory_depths(layout: Layout, order: np.ndarray) -> list[int]:
+    """Reference: a fresh controller per trajectory; the depths of the states 0..W."""
     ctl = Controller(layout)
     depths = [ctl.depth]
     for g in order.tolist():
@@ -19,6 +19,12 @@ def _trajectory_mean_depth(layout: Layout, order: np.ndarray) -> tuple[float, in
         if d.status == Status.WIPEOUT:
             break
         depths.append(d.depth)
+    return depths
+
+
+def _trajectory_mean_depth(layout: Layout, order: np.ndarray) -> tuple[float, int]:
+    """Mean depth over states 0..W, and W."""
+    depths = _trajectory_depths(layout, order)
     return float(np.mean(depths)), len(depths) - 1
 
 
@@ -38,6 +44,22 @@ def test_matches_fresh_controller_reference():
         rng = np.random.default_rng(np.random.SeedSequence(9, spawn_key=(t,)))
         mean, _ = _trajectory_mean_depth(layout, rng.permutation(40))
         assert est.samples[t] == pytest.approx(mean)
+
+
+@pytest.mark.parametrize("kind", ["cyclic", "random"])
+def test_survived_states_drop_the_last_state(kind):
+    n, r = 30, 3
+    layout = Layout.cyclic(n, r) if kind == "cyclic" else Layout.random(n, r, seed=5)
+    est = overhead(layout, trials=20, seed=2, progress=False, states="survived")
+    full = overhead(layout, trials=20, seed=2, progress=False)
+    for t in range(20):
+        rng = np.random.default_rng(np.random.SeedSequence(2, spawn_key=(t,)))
+        depths = _trajectory_depths(layout, rng.permutation(n))
+        kept = depths[:-1] if len(depths) > 1 else depths
+        assert est.samples[t] == pytest.approx(np.mean(kept))
+        assert full.samples[t] == pytest.approx(np.mean(depths))
+    # The last state is the deepest one, so dropping it never raises the mean.
+    assert np.all(est.samples <= full.samples + 1e-12)
 
 
 def test_reproducible_by_seed():
@@ -82,6 +104,8 @@ def test_survived_counts_agree_with_coverage_monte_carlo():
 
 
 def test_invalid_arguments():
+    with pytest.raises(ValueError, match="states = 'all'"):
+        overhead(Layout.cyclic(5, 2), trials=1, progress=False, states="all")
     with pytest.raises(ValueError, match="trials"):
         overhead(Layout.cyclic(5, 2), trials=0, progress=False)
     with pytest.raises(TypeError, match="layout"):

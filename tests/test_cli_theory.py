@@ -155,4 +155,7 @@ def test_reduced_acceptance_grid():
     for kind in ("sidon", "random"):
         assert summary[kind]["mu_mape_r8"] <= 1.13
         assert summary[kind]["overhead_mape_r8"] <= 0.60
+        assert summary[kind]["overhead_survived_mape_r8"] <= 0.60
     assert all(x.overhead_se < 0.002 * x.overhead_mc for x in rows)  # noise does not dominate
+    # Dropping each trajectory's last (deepest) state can only lower the mean depth.
+    assert all(x.overhead_mc_survived <= x.overhead_mc + 3 * x.overhead_se for x in rows)

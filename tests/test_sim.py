@@ -154,36 +154,47 @@ def test_redundancy_one_is_checkpoint_only(model):
         assert other.masked_failures == 0
 
 
-def test_first_failure_time_matches_weibull_minimum():
+@pytest.mark.parametrize(
+    ("model", "units", "expected_units"),
+    [
+        ("per_group", None, 1750),
+        ("per_group", 50, 50),
+        ("per_group", 400, 400),
+        ("renewal", None, 0),
+    ],
+)
+def test_first_failure_time_matches_weibull_minimum(model, units, expected_units):
     # per_group: the first failure is the minimum of U Weibull(k, U * lam) unit lifetimes,
-    # itself Weibull with scale U * lam * U^(-1/k) (U = the calibrated default or one unit
-    # per group); renewal: one Weibull(k, lam) interval.
+    # itself Weibull with scale U * lam * U^(-1/k), whatever N (U = the calibrated default, one
+    # unit per group, or 8 units per group here); renewal: one Weibull(k, lam) interval.
     k, n = 0.78, 50
-    for model, units in (("per_group", None), ("per_group", n), ("renewal", None)):
-        # The restart outlasts the horizon, so each run ends at its first failure.
-        sc = Scenario(
-            groups=n,
-            steps=5,
-            compute=1e4,
-            allreduce=0.0,
-            weibull_shape=k,
-            mtbf=100.0 * math.gamma(1 + 1 / k),
-            failure_model=model,
-            failure_units=units,
-            period=math.inf,
-            restart=1e6,
-            horizon=1.0,
-        )
+    # The restart outlasts the horizon, so each run ends at its first failure.
+    sc = Scenario(
+        groups=n,
+        steps=5,
+        compute=1e4,
+        allreduce=0.0,
+        weibull_shape=k,
+        mtbf=100.0 * math.gamma(1 + 1 / k),
+        failure_model=model,
+        failure_units=units,
+        period=math.inf,
+        restart=1e6,
+        horizon=1.0,
+    )
+    if model == "per_group":
         u = sc.failure_unit_count
-        assert u == {None: 1750, n: n}[units] or model == "renewal"
-        scale = u * 100.0 * u ** (-1.0 / k) if model == "per_group" else 100.0
-        firsts = []
-        for seed in range(400):
-            rep = simulate(sc, "checkpoint", seed=seed)
-            tl = rep.timeline
-            firsts.append(tl["time"][tl["event"] == 1][0] if rep.restarts else math.inf)
-        expected = scale * math.gamma(1 + 1 / k)
-        assert np.mean(firsts) == pytest.approx(expected, rel=0.12)
+        assert u == expected_units
+        scale = u * 100.0 * u ** (-1.0 / k)
+    else:
+        scale = 100.0
+    firsts = []
+    for seed in range(400):
+        rep = simulate(sc, "checkpoint", seed=seed)
+        tl = rep.timeline
+        firsts.append(tl["time"][tl["event"] == 1][0] if rep.restarts else math.inf)
+    expected = scale * math.gamma(1 + 1 / k)
+    assert np.mean(firsts) == pytest.approx(expected, rel=0.12)
 
 
 def test_replication_wipeout_count_matches_monte_carlo():
@@ -473,31 +484,6 @@ def test_failure_units_generalise_per_group_and_per_gpu():
         simulate(small.replace(failure_model="per_gpu"), "spare", redundancy=6, seed=4),
         simulate(small.replace(failure_units=5000), "spare", redundancy=6, seed=4),
     )
-
-
-def test_failure_units_first_failure_matches_unit_minimum():
-    # The first failure is the minimum of U unit lifetimes Weibull(k, U * lam), itself Weibull
-    # with scale U lam U^(-1/k), whatever N (here N = 50 groups of 8 units).
-    k, n, u = 0.78, 50, 400
-    sc = Scenario(
-        groups=n,
-        steps=5,
-        compute=1e4,
-        allreduce=0.0,
-        weibull_shape=k,
-        mtbf=100.0 * math.gamma(1 + 1 / k),
-        failure_units=u,
-        period=math.inf,
-        restart=1e6,
-        horizon=1.0,
-    )
-    firsts = []
-    for seed in range(400):
-        rep = simulate(sc, "checkpoint", seed=seed)
-        tl = rep.timeline
-        firsts.append(tl["time"][tl["event"] == 1][0] if rep.restarts else math.inf)
-    expected = u * 100.0 * u ** (-1.0 / k) * math.gamma(1 + 1 / k)
-    assert np.mean(firsts) == pytest.approx(expected, rel=0.12)
 
 
 def test_sync_jitter_waits_for_the_slowest_group():

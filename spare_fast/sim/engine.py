@@ -400,7 +400,8 @@ class _Run:
         else:
             new = np.zeros(n)
         self.u.extend(new.tolist())
-        self.U = np.concatenate([self.U, new])
+        if self.sync_jitter:  # the draws as an array, for the vectorised slowest-group batch
+            self.U = np.concatenate([self.U, new])
         self.P = np.concatenate([self.P, self.P[-1] + np.cumsum(new)])
 
     def _sync_u(self, u: Any) -> Any:

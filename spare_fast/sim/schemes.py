@@ -189,13 +189,8 @@ class SpareScheme:
         self._track = scenario.restart_policy == "expected_cost"
         if not self._track:
             return
-        stacks = np.asarray(layout.stacks)
-        self._types_of: list[list[int]] = stacks.tolist()
-        holders: list[list[int]] = [[] for _ in range(layout.n_types)]
-        for g, row in enumerate(self._types_of):
-            for t in row:
-                holders[t].append(g)
-        self._holders = holders
+        self._types_of: list[list[int]] = np.asarray(layout.stacks).tolist()
+        self._holders: list[list[int]] = layout.holders().tolist()
         self._reset_coverage()
 
     def _reset_coverage(self) -> None:

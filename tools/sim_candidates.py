@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from spare_fast.sim import Scenario
 from spare_fast.sim.sweep import PAPER_TABLE, mean_rows, sweep
@@ -20,21 +21,26 @@ REP_R = range(2, 6)
 SPARE_R = range(6, 11)
 NS = (200, 600, 1000)
 
+#: Candidate Scenario fields.  "N" stands for the number of groups: the candidates that are not
+#: about failure units were measured on the one-unit-per-group model (U = N), the default
+#: before the calibration; "calibrated" is today's default (U = CALIBRATED_FAILURE_UNITS).
 CANDIDATES: dict[str, dict] = {
-    "default": {},
-    "renew_failed": {"restart_renews": "failed"},
-    "sync_jitter": {"sync_jitter": True},
-    "aging": {"restart_aging": True},
-    "renew_failed+aging": {"restart_renews": "failed", "restart_aging": True},
-    "leftover_set": {"rep_leftover": "set"},
-    "renew_failed+sync": {"restart_renews": "failed", "sync_jitter": True},
-    "aging+sync": {"restart_aging": True, "sync_jitter": True},
+    "default": {"failure_units": "N"},
+    "calibrated": {},
+    "renew_failed": {"failure_units": "N", "restart_renews": "failed"},
+    "sync_jitter": {"failure_units": "N", "sync_jitter": True},
+    "aging": {"failure_units": "N", "restart_aging": True},
+    "renew_failed+aging": {"failure_units": "N", "restart_renews": "failed", "restart_aging": True},
+    "leftover_set": {"failure_units": "N", "rep_leftover": "set"},
+    "renew_failed+sync": {"failure_units": "N", "restart_renews": "failed", "sync_jitter": True},
+    "aging+sync": {"failure_units": "N", "restart_aging": True, "sync_jitter": True},
     "renew_failed+aging+sync": {
+        "failure_units": "N",
         "restart_renews": "failed",
         "restart_aging": True,
         "sync_jitter": True,
     },
-    "sync+leftover": {"sync_jitter": True, "rep_leftover": "set"},
+    "sync+leftover": {"failure_units": "N", "sync_jitter": True, "rep_leftover": "set"},
     # Hardware units that age independently, fixed whatever N: 1000 (the coarsest that is
     # whole units per group at every N of the grid), DGX SuperPOD scalable units of 256 GPUs,
     # NVL72 racks, nodes of 8 GPUs.
@@ -52,11 +58,29 @@ CANDIDATES: dict[str, dict] = {
 }
 
 
+def _against_paper(means: list[dict], n: int) -> dict:
+    """Best r per scheme at N = n, its errors against the paper and the acceptance verdict."""
+    ms = [m for m in means if m["groups"] == n]
+    reps = sorted((m for m in ms if m["scheme"] == "replication"), key=lambda m: m["redundancy"])
+    rp = min(reps, key=lambda m: m["normalized"])
+    sp = min((m for m in ms if m["scheme"] == "spare"), key=lambda m: m["normalized"])
+    p_rep, _, p_sp, _, _ = PAPER_TABLE[n]
+    e_rep, e_sp = rp["normalized"] / p_rep - 1, sp["normalized"] / p_sp - 1
+    red = 1 - sp["normalized"] / rp["normalized"]
+    ok = abs(e_rep) <= 0.15 and abs(e_sp) <= 0.15 and 0.35 <= red <= 0.55
+    ok = ok and rp["redundancy"] in (2, 3, 4)
+    return {
+        "reps": reps, "rep": rp, "spare": sp, "paper_rep": p_rep, "paper_spare": p_sp,
+        "err_rep": e_rep, "err_spare": e_sp, "reduction": red, "ok": ok,
+    }  # fmt: skip
+
+
 def run(name: str) -> None:
     kw = CANDIDATES[name]
     tasks = []
     for n in NS:
-        sc = Scenario(groups=n, **kw)
+        fields: dict[str, Any] = {k: (n if v == "N" else v) for k, v in kw.items()}
+        sc = Scenario(groups=n, **fields)
         for r in REP_R:
             tasks += [(sc, "replication", r, None, s) for s in SEEDS]
         for r in SPARE_R:
@@ -71,23 +95,10 @@ def run(name: str) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     allok = True
     for n in NS:
-        ms = [m for m in means if m["groups"] == n]
-        reps = sorted(
-            (m for m in ms if m["scheme"] == "replication"), key=lambda m: m["redundancy"]
-        )
-        sps = [m for m in ms if m["scheme"] == "spare"]
-        rp = min(reps, key=lambda m: m["normalized"])
-        sp = min(sps, key=lambda m: m["normalized"])
-        p_rep, _, p_sp, _, _ = PAPER_TABLE[n]
-        red = 1 - sp["normalized"] / rp["normalized"]
-        e_rep = rp["normalized"] / p_rep - 1
-        e_sp = sp["normalized"] / p_sp - 1
-        ok = (
-            abs(e_rep) <= 0.15
-            and abs(e_sp) <= 0.15
-            and 0.35 <= red <= 0.55
-            and rp["redundancy"] in (2, 3, 4)
-        )
+        c = _against_paper(means, n)
+        rp, sp, reps, ok = c["rep"], c["spare"], c["reps"], c["ok"]
+        p_rep, p_sp, e_rep, e_sp = c["paper_rep"], c["paper_spare"], c["err_rep"], c["err_spare"]
+        red = c["reduction"]
         allok &= ok
         per_r = " / ".join(f"{m['normalized']:.2f}" for m in reps)
         print(
@@ -102,9 +113,9 @@ def run(name: str) -> None:
     sys.stdout.flush()
 
 
-#: The U grid of :func:`calibrate` (None: one unit per group, U = N).  U >= 1000 so that no
+#: The U grid of :func:`calibrate` ("N": one unit per group, U = N).  U >= 1000 so that no
 #: unit spans two groups at any N of the paper's grid.
-CALIBRATION_UNITS = (None, 1000, 1250, 1500, 1750, 2000, 2344, 2700)
+CALIBRATION_UNITS: tuple[int | str, ...] = ("N", 1000, 1250, 1500, 1750, 2000, 2344, 2700)
 
 
 def calibrate() -> None:
@@ -120,7 +131,7 @@ def calibrate() -> None:
     for units in CALIBRATION_UNITS:
         tasks = []
         for n in NS:
-            sc = Scenario(groups=n, failure_units=units)
+            sc = Scenario(groups=n, failure_units=n if units == "N" else int(units))
             for r in REP_R:
                 tasks += [(sc, "replication", r, None, s) for s in SEEDS]
             for r in spare_r:
@@ -128,14 +139,10 @@ def calibrate() -> None:
         means = mean_rows(sweep(tasks, workers=2))
         errs, cells, ok = [], [], True
         for n in NS:
-            ms = [m for m in means if m["groups"] == n]
-            rp = min((m for m in ms if m["scheme"] == "replication"), key=lambda m: m["normalized"])
-            sp = min((m for m in ms if m["scheme"] == "spare"), key=lambda m: m["normalized"])
-            p_rep, _, p_sp, _, _ = PAPER_TABLE[n]
-            e_rep, e_sp = rp["normalized"] / p_rep - 1, sp["normalized"] / p_sp - 1
-            red = 1 - sp["normalized"] / rp["normalized"]
-            ok &= abs(e_rep) <= 0.15 and abs(e_sp) <= 0.15 and 0.35 <= red <= 0.55
-            ok &= rp["redundancy"] in (2, 3, 4)
+            c = _against_paper(means, n)
+            rp, sp, e_rep, e_sp = c["rep"], c["spare"], c["err_rep"], c["err_spare"]
+            red = c["reduction"]
+            ok &= c["ok"]
             errs += [abs(e_rep), abs(e_sp)]
             cells.append(
                 f"{rp['normalized']:.2f} r{rp['redundancy']} ({100 * e_rep:+.1f}%) / "
@@ -150,7 +157,7 @@ def calibrate() -> None:
     print("|---|---|---|---|---|---|")
     best = min(rows, key=lambda row: row[2])
     for units, cells, mape, ok in rows:
-        label = "N (per group)" if units is None else str(units)
+        label = "N (per group)" if units == "N" else str(units)
         mark = " **best**" if units == best[0] else ""
         print(f"| {label} | {' | '.join(cells)} | {mape:.2f}%{mark} | {'yes' if ok else 'no'} |")
     sys.stdout.flush()

@@ -23,6 +23,7 @@ __all__ = [
     "check_int",
     "check_number",
     "check_seed",
+    "fits_array",
     "index_array",
     "int_array",
     "stacks_array",
@@ -170,6 +171,17 @@ def index_array(name: str, values: Any, n: int) -> np.ndarray:
         return IndexError(f"{shown} = {v} is not in [0, {n}) (index out of range)")
 
     return _int_array(name, values, np.int32, 1, 0, n - 1, False, fail)
+
+
+def fits_array(name: str, values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as a 1-D C-contiguous array of ``dtype``; ``ValueError`` if an element does
+    not fit it (``supply[2] = 9223372036854775808 does not fit int64``, the exact value)."""
+    dt = np.dtype(dtype)
+
+    def fail(shown: str, v: int, lo: int, hi: int) -> Exception:
+        return ValueError(f"{shown} = {v} does not fit {dt.name}")
+
+    return _int_array(name, values, dt, 1, None, None, False, fail)
 
 
 def stacks_array(name: str, values: Any) -> np.ndarray:

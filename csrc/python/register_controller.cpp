@@ -17,6 +17,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -136,7 +137,7 @@ void register_controller(py::module_& m) {
               py::gil_scoped_release release;  // works on the private string only
               self->ctl = std::make_unique<Controller>(Controller::restore(s, &meta));
             }
-            return py::make_tuple(py::cast(std::move(self)), py::bytes(meta));
+            return std::make_tuple(std::move(self), py::bytes(meta));
           },
           py::arg("data"))
       .def(

@@ -115,7 +115,8 @@ def _exact_from_sequence(name: str, values: Any, shape: tuple[int, ...]) -> np.n
             obj[index] = operator.index(item)
         except TypeError:
             raise TypeError(
-                f"{_index_text(name, index)} = {item!r} is not an int ({name} must hold integers)"
+                f"{name} must hold integers, got dtype {np.asarray(values).dtype} "
+                f"({_index_text(name, index)} = {item!r})"
             ) from None
     return obj
 

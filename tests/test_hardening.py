@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import spare_fast
 from spare_fast import Controller, Layout, _core, solve
 from spare_fast.graph import min_cost_flow
 
@@ -37,7 +38,9 @@ def _run_capped(code: str, extra_mb: int = 600) -> subprocess.CompletedProcess:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
         """
     )
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # The child imports the same spare_fast as this process (installed or in the source tree).
+    where = str(Path(spare_fast.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=where + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code)],
         capture_output=True,

@@ -63,6 +63,14 @@ py::array_t<T> state_copy(PyController& self, std::vector<py::ssize_t> shape,
   return to_numpy(std::move(v), std::move(shape), /*writeable=*/false);
 }
 
+// fail and rejoin: the group ids are copied while the GIL is held, then decided under the lock.
+template <Decision (Controller::*event)(Span<Index>)>
+Decision group_event(PyController& self, const CArray<Index>& groups) {
+  check_ndim(groups, "groups", 1);
+  const auto g = private_copy(groups);
+  return locked(self, [&](Controller& c) { return (c.*event)(span_of(g)); });
+}
+
 std::size_t cells(const Controller& c) {
   return static_cast<std::size_t>(c.n_groups()) * static_cast<std::size_t>(c.height());
 }
@@ -101,22 +109,8 @@ void register_controller(py::module_& m) {
              return self;
            }),
            py::arg("stacks"), py::arg("move_cost") = py::none())
-      .def(
-          "fail",
-          [](PyController& self, const CArray<Index>& groups) {
-            check_ndim(groups, "groups", 1);
-            const auto g = private_copy(groups);
-            return locked(self, [&](Controller& c) { return c.fail(span_of(g)); });
-          },
-          py::arg("groups"))
-      .def(
-          "rejoin",
-          [](PyController& self, const CArray<Index>& groups) {
-            check_ndim(groups, "groups", 1);
-            const auto g = private_copy(groups);
-            return locked(self, [&](Controller& c) { return c.rejoin(span_of(g)); });
-          },
-          py::arg("groups"))
+      .def("fail", &group_event<&Controller::fail>, py::arg("groups"))
+      .def("rejoin", &group_event<&Controller::rejoin>, py::arg("groups"))
       .def("restart",
            [](PyController& self) { return locked(self, [](Controller& c) { return c.restart(); }); })
       .def(

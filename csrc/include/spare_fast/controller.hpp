@@ -88,12 +88,12 @@ struct Decision {
   // Minimal depth S*; 0 on wipe-out.
   std::int32_t depth = 0;
   // Minimal total move cost at depth S*; 0 on wipe-out.
-  std::int64_t moves = 0;
+  Cost moves = 0;
   // Number of (type, group) pairs swapped into a top layer (equals moves for unit costs).
   std::int64_t swaps = 0;
   // Flattened rows (type, group): types whose provider died in this event, with the survivor
   // that now provides them.
-  std::vector<std::int32_t> patch;
+  std::vector<Index> patch;
   // Wall-clock seconds spent deciding (validation included).
   double seconds = 0.0;
   // True when the decision needed the full solve (depth change, rejoin, restart).
@@ -108,20 +108,20 @@ class Controller {
   // stacks: n_groups x height row-major; every type in [0, T) appears equally often and at most
   // once per stack. move_cost: empty (all ones) or n_groups x height nonnegative costs.
   // Throws std::invalid_argument / std::out_of_range naming the first bad cell.
-  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-             Span<std::int64_t> move_cost);
+  Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<Cost> move_cost);
 
   // Events. Each validates its whole input first; a rejected call changes nothing.
-  Decision fail(Span<std::int32_t> groups);
-  Decision rejoin(Span<std::int32_t> groups);
+  Decision fail(Span<Index> groups);
+  Decision rejoin(Span<Index> groups);
   Decision restart();
 
   // Stateless from-scratch decision on `stacks` (the current orders) and `alive`. Writes the
   // assignment (T entries, -1 on wipe-out) and the reordered stacks if the pointers are given.
-  static Decision solve(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-                        Span<std::uint8_t> alive, Span<std::int64_t> move_cost,
-                        std::vector<std::int32_t>* assignment_out,
-                        std::vector<std::int32_t>* stacks_out);
+  static Decision solve(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+                        Span<std::uint8_t> alive, Span<Cost> move_cost,
+                        std::vector<Index>* assignment_out,
+                        std::vector<Index>* stacks_out);
 
   // Serialisation (see "Snapshots" above). `meta` is stored verbatim and handed back by
   // restore through `meta_out` (the Python layer keeps the layout's kind and seed there).
@@ -149,14 +149,14 @@ class Controller {
 
  private:
   struct NoInitTag {};
-  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-             Span<std::int64_t> move_cost, NoInitTag);
+  Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<Cost> move_cost, NoInitTag);
   // Rebuilds the (group, layer) <-> holder-slot maps for the current stacks_.
   void index_slots();
 
   // Layer of holder slot k (= t * R + i) in its group's current stack.
   std::int64_t cost_of_slot(std::int64_t slot) const;
-  void validate_groups(Span<std::int32_t> groups, bool want_alive) const;
+  void validate_groups(Span<Index> groups, bool want_alive) const;
   void set_all_alive();
   // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
   // "before" reference. Returns false on wipe-out (some type has no alive holder).
@@ -184,30 +184,30 @@ class Controller {
   bool unit_costs_ = true;
   std::uint64_t events_ = 0;
 
-  std::vector<std::int32_t> layout_stacks_;   // the layout as given
-  std::vector<std::int32_t> initial_stacks_;  // the layout after the initial decision, for restart()
-  std::vector<std::int32_t> stacks_;          // current order, n_groups x height
+  std::vector<Index> layout_stacks_;   // the layout as given
+  std::vector<Index> initial_stacks_;  // the layout after the initial decision, for restart()
+  std::vector<Index> stacks_;          // current order, n_groups x height
   std::vector<std::int64_t> move_cost_;       // per (group, layer); empty when unit_costs_
-  std::vector<std::int32_t> holder_;          // holder slot k = t * R + i -> group
-  std::vector<std::int32_t> slot_layer_;      // holder slot -> layer in that group's stack
-  std::vector<std::int32_t> cell_slot_;       // (group, layer) -> holder slot
+  std::vector<Index> holder_;          // holder slot k = t * R + i -> group
+  std::vector<Index> slot_layer_;      // holder slot -> layer in that group's stack
+  std::vector<Index> cell_slot_;       // (group, layer) -> holder slot
   std::vector<std::uint8_t> alive_;
-  std::vector<std::int32_t> alive_holders_;   // (I3)
-  std::vector<std::int32_t> assign_;          // type -> provider group, -1 if none
-  std::vector<std::int32_t> load_;            // (I2)
+  std::vector<Index> alive_holders_;   // (I3)
+  std::vector<Index> assign_;          // type -> provider group, -1 if none
+  std::vector<Index> load_;            // (I2)
 
   // Restart state: the initial decision, computed once.
-  std::vector<std::int32_t> initial_assign_;
+  std::vector<Index> initial_assign_;
   std::int32_t initial_depth_ = 1;
   std::int64_t initial_moves_ = 0;  // the initial decision's cost against the layout's order
   std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
   std::vector<std::int64_t> dist_;
-  std::vector<std::int32_t> parent_;       // previous node on the shortest path
+  std::vector<Index> parent_;       // previous node on the shortest path
   std::vector<std::uint32_t> dist_stamp_;  // dist_/parent_ valid iff == search_stamp_
   std::vector<std::uint8_t> settled_;
-  std::vector<std::int32_t> settled_list_;
+  std::vector<Index> settled_list_;
   std::uint32_t search_stamp_ = 0;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_;  // Dijkstra queue (binary heap)
   std::deque<std::pair<std::int64_t, std::int32_t>> deque_;  // 0-1 BFS queue
@@ -221,7 +221,7 @@ class Controller {
   std::uint32_t pot_epoch_ = 0;
   std::int64_t pot_shift_ = 0;
   // Types whose provider changed during the event, for the move count.
-  std::vector<std::int32_t> changed_;
+  std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;
   // Depth used to price edges (0 inside the top price_depth_ layers). Stacks are reordered only
   // at the end of an event, so slot_layer_ holds the before-event layers while it is decided.

@@ -29,10 +29,10 @@ void check_length(const char* what, std::size_t n, std::size_t expected);
 
 // Validates a CSR row pointer: length n_rows + 1, indptr[0] == 0, nondecreasing, and
 // indptr[n_rows] == nnz. Names the first violation.
-void check_indptr(Span<std::int32_t> indptr, std::size_t nnz);
+void check_indptr(Span<Index> indptr, std::size_t nnz);
 
 // Every indices[k] in [0, n_cols).
-void check_indices(Span<std::int32_t> indices, std::int64_t n_cols);
+void check_indices(Span<Index> indices, std::int64_t n_cols);
 
 // Sizes that must fit int32 ids.
 void check_fits_int32(const char* what, std::int64_t value);

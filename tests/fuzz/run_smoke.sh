@@ -34,8 +34,10 @@ cmake -S . -B build/ci-asan-py -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSPARE_FAST_PY
   -DSPARE_FAST_SANITIZE=ON -DSPARE_FAST_WERROR=ON -DSPARE_FAST_DEV_OUTPUT="$root/$pkg/spare_fast" \
   -DPython_EXECUTABLE="$(command -v "$py")" -Dpybind11_DIR="$("$py" -m pybind11 --cmakedir)" >/dev/null
 cmake --build build/ci-asan-py -j "$jobs" --target _core >/dev/null
-# Python itself is not built with ASan: preload the runtime; CPython's arenas look like leaks.
-asan=(env LD_PRELOAD="$(g++ -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+# Python itself is not built with ASan: preload the runtime, and libstdc++ with it so that
+# ASan's __cxa_throw interceptor finds the real one; CPython's arenas would look like leaks.
+preload="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)"
+asan=(env LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PYTHONPATH="$root/$pkg")
 "${asan[@]}" "$py" tests/fuzz/race_threads.py "$race_secs"
 for h in controller restore graph; do

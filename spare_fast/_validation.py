@@ -165,6 +165,8 @@ def index_array(name: str, values: Any, n: int) -> np.ndarray:
     """
     if isinstance(values, (bool, np.bool_)):
         raise TypeError(f"{name} = {values!r} must be an int or a sequence of ints, not a bool")
+    if isinstance(values, (int, np.integer)) and 0 <= values < n:
+        return np.array((values,), dtype=np.int32)  # the common single-id call, checked exactly
     if np.ndim(values) == 0:
         values = [values]
 

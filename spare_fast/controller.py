@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spare_fast import _core
+from spare_fast._core import Decision as _CoreDecision
 from spare_fast._validation import bool_array, index_array, int_array, stacks_array
 from spare_fast.layout import Layout
 
@@ -73,31 +74,13 @@ class Decision:
         the call to keep it).
     """
 
-    __slots__ = (
-        "status",
-        "phase",
-        "depth",
-        "moves",
-        "swaps",
-        "patch",
-        "seconds",
-        "full_solve",
-        "_assignment",
-        "_owner",
-        "_event",
-    )
+    # The fields live in the C++ decision and are read on access: an event builds no Python
+    # object per field (most callers read two or three of them).
+    __slots__ = ("_core", "_assignment", "_owner")
 
-    status: Status
-    phase: int
-    depth: int
-    moves: int
-    swaps: int
-    patch: np.ndarray
-    seconds: float
-    full_solve: bool
+    _core: _CoreDecision
     _assignment: np.ndarray | None
     _owner: Controller | None
-    _event: int
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("Decision objects are made by Controller events and solve()")
@@ -105,24 +88,52 @@ class Decision:
     @classmethod
     def _make(
         cls,
-        core: _core.Decision,
+        core: _CoreDecision,
         assignment: np.ndarray | None = None,
         owner: Controller | None = None,
     ) -> Any:
         self = object.__new__(cls)
-        self.status = Status(core.status)
-        self.phase = core.phase
-        self.depth = core.depth
-        self.moves = core.moves
-        self.swaps = core.swaps
-        self.patch = core.patch
-        self.seconds = core.seconds
-        self.full_solve = core.full_solve
+        self._core = core
         self._assignment = assignment
         self._owner = owner
-        # The event count was read by the core under the controller's lock, with the decision.
-        self._event = core.event
         return self
+
+    @property
+    def status(self) -> Status:
+        return Status(self._core.status)
+
+    @property
+    def phase(self) -> int:
+        return self._core.phase
+
+    @property
+    def depth(self) -> int:
+        return self._core.depth
+
+    @property
+    def moves(self) -> int:
+        return self._core.moves
+
+    @property
+    def swaps(self) -> int:
+        return self._core.swaps
+
+    @property
+    def patch(self) -> np.ndarray:
+        return self._core.patch
+
+    @property
+    def seconds(self) -> float:
+        return self._core.seconds
+
+    @property
+    def full_solve(self) -> bool:
+        return self._core.full_solve
+
+    @property
+    def _event(self) -> int:
+        # Read by the core under the controller's lock, together with the decision.
+        return self._core.event
 
     @property
     def assignment(self) -> np.ndarray:
@@ -130,7 +141,7 @@ class Decision:
             return self._assignment
         owner = self._owner
         assert owner is not None
-        return owner._core._assignment_at(self._event)
+        return owner._core._assignment_at(self._core.event)
 
     @property
     def ok(self) -> bool:

@@ -11,6 +11,7 @@ import ast
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from spare_fast import _core
@@ -106,3 +107,19 @@ def test_class_matches(name):
 def test_decision_cannot_be_built_from_python():
     with pytest.raises(TypeError):
         _core.Decision()
+
+
+def test_every_argument_is_named():
+    ctl = _core.Controller(stacks=np.array([[0, 1], [1, 2], [2, 0]], np.int32), move_cost=None)
+    d = ctl.fail(groups=np.array([1], np.int32))
+    assert d.status == 0 and d.event == 1
+    assert ctl.rejoin(groups=np.array([1], np.int32)).event == 2
+    core, meta = _core.Controller.restore(data=ctl.snapshot(meta=b"m"))
+    assert meta == b"m" and core.events == 2
+
+
+def test_python_decision_has_no_public_constructor():
+    from spare_fast import Decision
+
+    with pytest.raises(TypeError, match="made by Controller"):
+        Decision((0, 0, 1, 0, 0, np.zeros((0, 2), np.int32), 0.0, False))

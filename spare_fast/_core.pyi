@@ -1,9 +1,10 @@
-"""Type stubs for the compiled extension ``spare_fast._core`` (hand-written, see csrc/bindings.cpp).
+"""Type stubs for the compiled extension ``spare_fast._core`` (hand-written, see csrc/python/).
 
 The public API lives in ``spare_fast.graph`` and ``spare_fast.controller``; these are the typed
-kernels they call. Arrays must be 1-D; int32/int64 inputs that are already C-contiguous pass
-without a copy, other layouts and value-preserving integer dtypes are converted, anything else
-is a TypeError.
+kernels they call. Arrays are C-contiguous int32/int64 (uint8 flags); other layouts and
+value-preserving dtypes are converted, anything else is a TypeError. The core copies every
+input before it releases the GIL. tests/test_core_stubs.py checks these signatures against the
+compiled module.
 """
 
 import enum
@@ -11,7 +12,7 @@ import enum
 import numpy as np
 import numpy.typing as npt
 
-# --- graph ---------------------------------------------------------------------------------
+# --- graph (register_graph) --------------------------------------------------------------
 
 class MinCostFlowStatus(enum.IntEnum):
     """Outcome of min_cost_flow."""
@@ -38,20 +39,41 @@ def _min_cost_flow(
     supply: npt.NDArray[np.int64],
 ) -> tuple[MinCostFlowStatus, int, int, npt.NDArray[np.int64]]: ...
 
-# --- controller ---
+# --- controller (register_controller) ---------------------------------------------------
 
-_DecisionTuple = tuple[int, int, int, int, int, npt.NDArray[np.int32], float, bool]
+class Decision:
+    """One decision of the C++ core (read-only; made by Controller and solve)."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def phase(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
+    @property
+    def moves(self) -> int: ...
+    @property
+    def swaps(self) -> int: ...
+    @property
+    def patch(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def full_solve(self) -> bool: ...
+    @property
+    def event(self) -> int: ...
 
 class Controller:
     def __init__(
-        self, stacks: npt.NDArray[np.int32], move_cost: npt.NDArray[np.int64] | None = ...
+        self, stacks: npt.NDArray[np.int32], move_cost: npt.NDArray[np.int64] | None = None
     ) -> None: ...
-    def fail(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
-    def rejoin(self, groups: npt.NDArray[np.int32]) -> _DecisionTuple: ...
-    def restart(self) -> _DecisionTuple: ...
-    def snapshot(self) -> bytes: ...
+    def fail(self, groups: npt.NDArray[np.int32]) -> Decision: ...
+    def rejoin(self, groups: npt.NDArray[np.int32]) -> Decision: ...
+    def restart(self) -> Decision: ...
+    def snapshot(self, meta: bytes = b"") -> bytes: ...
     @staticmethod
-    def restore(data: bytes) -> Controller: ...
+    def restore(data: bytes) -> tuple[Controller, bytes]: ...
+    def _assignment_at(self, event: int) -> npt.NDArray[np.int32]: ...
     @property
     def n_groups(self) -> int: ...
     @property
@@ -78,19 +100,21 @@ class Controller:
     def stacks(self) -> npt.NDArray[np.int32]: ...
     @property
     def initial_stacks(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def layout_stacks(self) -> npt.NDArray[np.int32]: ...
 
 def solve(
     stacks: npt.NDArray[np.int32],
     alive: npt.NDArray[np.uint8],
-    move_cost: npt.NDArray[np.int64] | None = ...,
-) -> tuple[_DecisionTuple, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+    move_cost: npt.NDArray[np.int64] | None = None,
+) -> tuple[Decision, npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
 
-# -- Monte Carlo (register_montecarlo) ------------------------------------------------------
+# --- Monte Carlo (register_montecarlo) ---------------------------------------------------
 def _survived_failures(
-    stacks: npt.ArrayLike,
+    stacks: npt.NDArray[np.int32],
     n_types: int,
     seed: int,
     first_trial: int,
     n_trials: int,
-    threads: int = ...,
+    threads: int = 1,
 ) -> npt.NDArray[np.int64]: ...

@@ -23,7 +23,10 @@ __all__ = [
     "check_int",
     "check_number",
     "check_seed",
+    "fits_array",
+    "index_array",
     "int_array",
+    "stacks_array",
 ]
 
 #: Seeds are unsigned 64-bit integers (numpy's ``SeedSequence`` accepts any of them).
@@ -111,8 +114,15 @@ def _exact_from_sequence(name: str, values: Any, shape: tuple[int, ...]) -> np.n
         try:
             obj[index] = operator.index(item)
         except TypeError:
-            raise TypeError(f"{_index_text(name, index)} = {item!r} must be an int") from None
+            raise TypeError(
+                f"{name} must hold integers, got dtype {np.asarray(values).dtype} "
+                f"({_index_text(name, index)} = {item!r})"
+            ) from None
     return obj
+
+
+def _value_error(shown: str, v: int, lo: int, hi: int) -> Exception:
+    return ValueError(f"{shown} = {v} {_range_text(lo, hi)}")
 
 
 def int_array(
@@ -143,6 +153,69 @@ def int_array(
         TypeError: a non-integer element or dtype (floats and bools included).
         ValueError: a wrong number of dimensions, or an element out of range.
     """
+    return _int_array(name, values, dtype, ndim, lo, hi, scalar_ok, _value_error)
+
+
+def index_array(name: str, values: Any, n: int) -> np.ndarray:
+    """Ids in ``[0, n)`` as a 1-D C-contiguous int32 array; a scalar is one id.
+
+    Raises ``IndexError`` naming the first id out of range with its exact value
+    (``groups[0] = 18446744073709551615 is not in [0, 6)``), ``TypeError`` for non-integers
+    and ``ValueError`` for a wrong number of dimensions. Conforming int32 input is not copied.
+    """
+    if isinstance(values, (bool, np.bool_)):
+        raise TypeError(f"{name} = {values!r} must be an int or a sequence of ints, not a bool")
+    if isinstance(values, (int, np.integer)) and 0 <= values < n:
+        return np.array((values,), dtype=np.int32)  # the common single-id call, checked exactly
+    if np.ndim(values) == 0:
+        values = [values]
+
+    def fail(shown: str, v: int, lo: int, hi: int) -> Exception:
+        return IndexError(f"{shown} = {v} is not in [0, {n}) (index out of range)")
+
+    return _int_array(name, values, np.int32, 1, 0, n - 1, False, fail)
+
+
+def fits_array(name: str, values: Any, dtype: Any) -> np.ndarray:
+    """``values`` as a 1-D C-contiguous array of ``dtype``; ``ValueError`` if an element does
+    not fit it (``supply[2] = 9223372036854775808 does not fit int64``, the exact value)."""
+    dt = np.dtype(dtype)
+
+    def fail(shown: str, v: int, lo: int, hi: int) -> Exception:
+        return ValueError(f"{shown} = {v} does not fit {dt.name}")
+
+    return _int_array(name, values, dt, 1, None, None, False, fail)
+
+
+def stacks_array(name: str, values: Any) -> np.ndarray:
+    """An ``(n_groups, height)`` stacks array as C-contiguous int32, ids bounded first.
+
+    Checks the shape (2-D, at least one group and one layer, ``n_groups * height < 2**31``)
+    and that every id is in ``[0, n_groups * height)`` -- a type needs a cell -- before any
+    cast or any allocation sized by an id. The remaining invariants (distinct types per
+    stack, equal holder counts) are checked by the C++ core's one ``check_stacks``.
+    """
+    shape = np.shape(values)
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-D (n_groups, height), got shape {shape}")
+    cells = int(shape[0]) * int(shape[1])
+    if cells == 0:
+        raise ValueError(f"{name} needs at least one group and one layer, got shape {shape}")
+    if cells > np.iinfo(np.int32).max:
+        raise ValueError(f"{name} has {cells} cells; n_groups * height must be < 2**31")
+    return int_array(name, values, np.int32, ndim=2, lo=0, hi=cells - 1)
+
+
+def _int_array(
+    name: str,
+    values: Any,
+    dtype: Any,
+    ndim: int | None,
+    lo: int | None,
+    hi: int | None,
+    scalar_ok: bool,
+    fail: Any,
+) -> np.ndarray:
     dt = np.dtype(dtype)
     info = np.iinfo(dt)
     lo_eff = info.min if lo is None else max(lo, int(info.min))
@@ -170,14 +243,14 @@ def int_array(
             v = exact[index]
             if v < lo_eff or v > hi_eff:
                 shown = name if (scalar_ok and np.ndim(values) == 0) else _index_text(name, index)
-                raise ValueError(f"{shown} = {v} {_range_text(lo_eff, hi_eff)}")
+                raise fail(shown, v, lo_eff, hi_eff)
         return np.ascontiguousarray(exact.astype(dt))
     # Comparisons of an integer array with Python ints are exact in numpy >= 2 (no wrap).
     bad = (arr < lo_eff) | (arr > hi_eff)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         shown = name if (scalar_ok and np.ndim(values) == 0) else _index_text(name, index)
-        raise ValueError(f"{shown} = {int(arr[index])} {_range_text(lo_eff, hi_eff)}")
+        raise fail(shown, int(arr[index]), lo_eff, hi_eff)
     return np.ascontiguousarray(arr, dtype=dt)
 
 

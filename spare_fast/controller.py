@@ -7,18 +7,31 @@ holds the core object and presents decisions as :class:`Decision` values.
 from __future__ import annotations
 
 import enum
-import threading
+import hashlib
+import hmac
+import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from spare_fast import _core
+from spare_fast._core import Decision as _CoreDecision
+from spare_fast._validation import bool_array, index_array, int_array, stacks_array
 from spare_fast.layout import Layout
 
 __all__ = ["Controller", "Decision", "Status", "solve"]
 
 GroupIds = int | Sequence[int] | npt.NDArray[np.integer]
+
+#: Largest move cost per cell; also n_groups * height * max(move_cost) <= MAX_TOTAL_COST.
+MAX_MOVE_COST = 2**40
+MAX_TOTAL_COST = 2**56
+
+# A keyed snapshot is _MAC_MAGIC + HMAC-SHA256(key, _MAC_MAGIC + core snapshot) + core snapshot.
+_MAC_MAGIC = b"SPFMAC01"
+_MAC_SIZE = hashlib.sha256().digest_size
 
 
 class Status(enum.IntEnum):
@@ -29,7 +42,9 @@ class Status(enum.IntEnum):
 
 
 class Decision:
-    """One controller decision (SPEC section 3).
+    """One controller decision (docs/model.md, "The controller").
+
+    Made by :class:`Controller` events and by :func:`solve`; not constructed directly.
 
     Attributes
     ----------
@@ -46,52 +61,79 @@ class Decision:
     swaps : int
         Number of (type, group) pairs swapped into a top layer.
     patch : numpy.ndarray
-        int32 ``(k, 2)`` rows ``(type, group)``: types whose provider died in this event and the
-        survivor that now provides them (the current step's patch compute).
+        Read-only int32 ``(k, 2)`` rows ``(type, group)``: types whose provider died in this
+        event and the survivor that now provides them (the current step's patch compute).
     seconds : float
         Time the C++ core spent deciding.
     full_solve : bool
         Whether the decision needed a full optimisation (depth change, rejoin, restart).
     assignment : numpy.ndarray
-        int32 provider group per type (-1 on wipe-out). For a controller decision this is a
-        read-only view of the controller's live state, valid until its next event (no O(N)
-        copy per event); reading it later raises ``RuntimeError``.
+        Read-only int32 provider group per type (-1 on wipe-out). For a controller decision it
+        is read from the controller when asked, under its lock, and only while no later event
+        has been decided: after one, reading it raises ``RuntimeError`` (copy it right after
+        the call to keep it).
     """
 
-    __slots__ = (
-        "status",
-        "phase",
-        "depth",
-        "moves",
-        "swaps",
-        "patch",
-        "seconds",
-        "full_solve",
-        "_assignment",
-        "_owner",
-        "_event",
-    )
+    # The fields live in the C++ decision and are read on access: an event builds no Python
+    # object per field (most callers read two or three of them).
+    __slots__ = ("_core", "_assignment", "_owner")
 
-    def __init__(
-        self,
-        raw: tuple,
+    _core: _CoreDecision
+    _assignment: np.ndarray | None
+    _owner: Controller | None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("Decision objects are made by Controller events and solve()")
+
+    @classmethod
+    def _make(
+        cls,
+        core: _CoreDecision,
         assignment: np.ndarray | None = None,
         owner: Controller | None = None,
-        event: int = 0,
-    ) -> None:
-        status, phase, depth, moves, swaps, patch, seconds, full = raw
-        self.status = Status(status)
-        self.phase = int(phase)
-        self.depth = int(depth)
-        self.moves = int(moves)
-        self.swaps = int(swaps)
-        patch.setflags(write=False)
-        self.patch = patch
-        self.seconds = float(seconds)
-        self.full_solve = bool(full)
+    ) -> Any:
+        self = object.__new__(cls)
+        self._core = core
         self._assignment = assignment
         self._owner = owner
-        self._event = event
+        return self
+
+    @property
+    def status(self) -> Status:
+        return Status(self._core.status)
+
+    @property
+    def phase(self) -> int:
+        return self._core.phase
+
+    @property
+    def depth(self) -> int:
+        return self._core.depth
+
+    @property
+    def moves(self) -> int:
+        return self._core.moves
+
+    @property
+    def swaps(self) -> int:
+        return self._core.swaps
+
+    @property
+    def patch(self) -> np.ndarray:
+        return self._core.patch
+
+    @property
+    def seconds(self) -> float:
+        return self._core.seconds
+
+    @property
+    def full_solve(self) -> bool:
+        return self._core.full_solve
+
+    @property
+    def _event(self) -> int:
+        # Read by the core under the controller's lock, together with the decision.
+        return self._core.event
 
     @property
     def assignment(self) -> np.ndarray:
@@ -99,13 +141,7 @@ class Decision:
             return self._assignment
         owner = self._owner
         assert owner is not None
-        if owner._core.events != self._event:
-            raise RuntimeError(
-                "this decision's assignment is stale: the controller has decided "
-                f"{owner._core.events - self._event} more event(s) since; copy "
-                "decision.assignment right after the call if you need to keep it"
-            )
-        return owner.assignment
+        return owner._core._assignment_at(self._core.event)
 
     @property
     def ok(self) -> bool:
@@ -122,52 +158,45 @@ class Decision:
 def _stacks_array(stacks: npt.ArrayLike | Layout) -> np.ndarray:
     if isinstance(stacks, Layout):
         return stacks.stacks
-    arr = np.asarray(stacks)
-    if arr.ndim != 2:
-        raise ValueError(f"stacks must be 2-D (n_groups, height), got shape {arr.shape}")
-    if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"stacks must hold integers, got dtype {arr.dtype}")
-    big = np.abs(arr.astype(np.int64, copy=False)) > np.iinfo(np.int32).max if arr.size else arr
-    if arr.size and big.any():
-        g, l = np.argwhere(big)[0]
-        raise ValueError(f"stacks[{g}, {l}] = {int(arr[g, l])} does not fit int32")
-    return np.ascontiguousarray(arr, dtype=np.int32)
+    return stacks_array("stacks", stacks)
 
 
 def _move_cost_array(move_cost: npt.ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray | None:
     if move_cost is None:
         return None
-    arr = np.asarray(move_cost)
-    if arr.shape != shape:
-        raise ValueError(f"move_cost has shape {arr.shape}, expected the stacks' shape {shape}")
-    if arr.size and arr.dtype.kind not in "iu":
-        raise TypeError(f"move_cost must hold integers, got dtype {arr.dtype}")
-    if arr.size and arr.dtype.kind == "u" and arr.max() > np.iinfo(np.int64).max:
-        g, l = np.argwhere(arr > np.iinfo(np.int64).max)[0]
-        raise ValueError(f"move_cost[{g}, {l}] = {int(arr[g, l])} does not fit int64")
-    return np.ascontiguousarray(arr, dtype=np.int64)
+    if np.shape(move_cost) != shape:
+        raise ValueError(
+            f"move_cost has shape {np.shape(move_cost)}, expected the stacks' shape {shape}"
+        )
+    return int_array("move_cost", move_cost, np.int64, ndim=2, lo=0, hi=MAX_MOVE_COST)
 
 
-def _group_ids(groups: GroupIds) -> np.ndarray:
-    if isinstance(groups, (bool, np.bool_)):
-        raise TypeError(f"groups = {groups!r} must be an int or a sequence of ints")
-    arr = np.asarray(groups)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise ValueError(f"groups must be an int or a 1-D sequence, got shape {arr.shape}")
-    if arr.size == 0:
-        return np.empty(0, dtype=np.int32)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"group ids must be integers, got {groups!r} (dtype {arr.dtype})")
-    if arr.dtype != np.int32:
-        wide = arr.astype(np.int64)
-        bad = (wide < np.iinfo(np.int32).min) | (wide > np.iinfo(np.int32).max)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise IndexError(f"groups[{i}] = {int(arr[i])} is out of range")
-        arr = wide.astype(np.int32)
-    return np.ascontiguousarray(arr)
+def _key_bytes(key: Any) -> bytes:
+    if not isinstance(key, (bytes, bytearray, memoryview)):
+        raise TypeError(f"key must be bytes, got {type(key).__name__}")
+    key = bytes(key)
+    if not key:
+        raise ValueError("key must not be empty")
+    return key
+
+
+def _layout_meta(layout: Layout) -> bytes:
+    seed = getattr(layout, "seed", getattr(layout, "_seed", None))
+    return json.dumps({"kind": layout.kind, "seed": seed}, sort_keys=True).encode()
+
+
+def _layout_from_meta(stacks: np.ndarray, meta: bytes) -> Layout:
+    try:
+        info = json.loads(meta.decode()) if meta else {"kind": "custom", "seed": None}
+        kind, seed = info["kind"], info["seed"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise ValueError("snapshot: the layout description (meta) is not valid") from None
+    if not isinstance(kind, str) or not (seed is None or isinstance(seed, int)):
+        raise ValueError("snapshot: the layout description (meta) is not valid")
+    layout = Layout(stacks, kind=kind)
+    if seed is not None and "_seed" in getattr(Layout, "__slots__", ()):
+        layout._seed = seed  # type: ignore[attr-defined]
+    return layout
 
 
 class Controller:
@@ -194,8 +223,17 @@ class Controller:
     ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on the same state in
     status, depth and moves.
 
-    One controller may be driven from several threads (calls are serialised); the C++ core
-    runs without the GIL.
+    Thread safety: one controller may be shared by threads. Each call (events, snapshots and
+    every state property) runs under the controller's lock in the C++ core, without the GIL,
+    so it sees the state between two events, never during one; concurrent events are
+    serialised in an unspecified order. Inputs are copied before the lock is taken, so a
+    caller may even mutate its array meanwhile. The state properties (``stacks``,
+    ``assignment``, ``alive``, ``load``) return read-only copies taken under the lock, each
+    consistent on its own; read ``events`` before and after to detect an event in between.
+    A decision's ``assignment`` is returned only while no later event has been decided.
+
+    Limits: ``n_groups * height < 2**31``; move costs in ``[0, 2**40]`` with
+    ``n_groups * height * max(move_cost) <= 2**56``, so no total overflows int64.
 
     References
     ----------
@@ -213,7 +251,7 @@ class Controller:
     0
     """
 
-    __slots__ = ("_core", "_layout", "_lock", "__weakref__")
+    __slots__ = ("_core", "_layout", "__weakref__")
 
     def __init__(
         self, layout: Layout | npt.ArrayLike, *, move_cost: npt.ArrayLike | None = None
@@ -223,19 +261,10 @@ class Controller:
         cost = _move_cost_array(move_cost, layout.stacks.shape)
         self._core = _core.Controller(layout.stacks, cost)
         self._layout = layout
-        self._lock = threading.Lock()
-
-    @classmethod
-    def _wrap(cls, core: _core.Controller, layout: Layout) -> Controller:
-        self = cls.__new__(cls)
-        self._core = core
-        self._layout = layout
-        self._lock = threading.Lock()
-        return self
 
     # -- events -------------------------------------------------------------------------------
-    def _decision(self, raw: tuple) -> Decision:
-        return Decision(raw, owner=self, event=self._core.events)
+    def _groups(self, groups: GroupIds) -> np.ndarray:
+        return index_array("groups", groups, self._core.n_groups)
 
     def fail(self, groups: GroupIds) -> Decision:
         """Mark ``groups`` failed and decide.
@@ -247,7 +276,7 @@ class Controller:
         ValueError
             A group that is already dead, or a repeated id. The state is unchanged.
         """
-        return self._decision(self._core.fail(_group_ids(groups)))
+        return Decision._make(self._core.fail(self._groups(groups)), owner=self)
 
     def rejoin(self, groups: GroupIds) -> Decision:
         """Bring repaired ``groups`` back (no global restart) and decide; the depth may fall.
@@ -259,11 +288,11 @@ class Controller:
         ValueError
             A group that is alive, or a repeated id. The state is unchanged.
         """
-        return self._decision(self._core.rejoin(_group_ids(groups)))
+        return Decision._make(self._core.rejoin(self._groups(groups)), owner=self)
 
     def restart(self) -> Decision:
         """Global restart: every group alive, the layout's original stacks, the initial depth."""
-        return self._decision(self._core.restart())
+        return Decision._make(self._core.restart(), owner=self)
 
     # -- state --------------------------------------------------------------------------------
     @property
@@ -303,44 +332,91 @@ class Controller:
 
     @property
     def alive(self) -> np.ndarray:
-        """Read-only live bool view: ``alive[g]``."""
+        """Read-only bool copy: ``alive[g]``."""
         return self._core.alive
 
     @property
     def stacks(self) -> np.ndarray:
-        """Read-only live int32 view ``(n_groups, height)``: each group's current order."""
+        """Read-only int32 copy ``(n_groups, height)``: each group's current order."""
         return self._core.stacks
 
     @property
     def assignment(self) -> np.ndarray:
-        """Read-only live int32 view: provider group per type, -1 while wiped out."""
+        """Read-only int32 copy: provider group per type, -1 while wiped out."""
         return self._core.assignment
 
     @property
     def load(self) -> np.ndarray:
-        """Read-only live int32 view: number of types each group provides."""
+        """Read-only int32 copy: number of types each group provides."""
         return self._core.load
 
     # -- persistence --------------------------------------------------------------------------
-    def snapshot(self) -> bytes:
-        """The exact state as bytes (checksummed); see :meth:`restore`."""
-        return self._core.snapshot()
+    def snapshot(self, *, key: bytes | None = None) -> bytes:
+        """The exact state as bytes, with the layout (kind and seed included); see :meth:`restore`.
+
+        Parameters
+        ----------
+        key : bytes, optional
+            A secret key: the snapshot then carries an HMAC-SHA256 tag over all of its bytes,
+            and :meth:`restore` accepts it only with the same key.
+
+        Notes
+        -----
+        Without a key the snapshot is checksummed against accidental corruption, and
+        :meth:`restore` re-derives and checks every invariant, so no blob yields a state the
+        controller could not reach. The MAC also protects what no check can derive (the event
+        count, the layout's kind and seed, a reachable but different state) against anyone
+        who can write the stored bytes but does not know the key. It does not hide the
+        contents, and it does not stop the replay of an older snapshot made with the same key.
+        """
+        blob = self._core.snapshot(meta=_layout_meta(self._layout))
+        if key is None:
+            return blob
+        body = _MAC_MAGIC + blob
+        return _MAC_MAGIC + hmac.new(_key_bytes(key), body, hashlib.sha256).digest() + blob
 
     @classmethod
-    def restore(cls, data: bytes) -> Controller:
+    def restore(cls, data: bytes, *, key: bytes | None = None) -> Controller:
         """Rebuild a controller from :meth:`snapshot` bytes.
+
+        Parameters
+        ----------
+        data : bytes
+            The snapshot.
+        key : bytes, optional
+            The key the snapshot was made with; required for a keyed snapshot, refused for an
+            unkeyed one.
 
         Raises
         ------
         TypeError
-            ``data`` is not bytes.
+            ``data`` or ``key`` is not bytes.
         ValueError
-            Corrupted, truncated or inconsistent data (never a crash).
+            Corrupted, truncated or inconsistent data, a wrong key or a missing one (never a
+            crash; the check re-derives the initial decision, the holder counts, the loads,
+            the wiped-out flag and the minimal depth).
         """
         if not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
-        core = _core.Controller.restore(bytes(data))
-        return cls._wrap(core, Layout(np.array(core.initial_stacks), kind="custom"))
+        data = bytes(data)
+        signed = data.startswith(_MAC_MAGIC)
+        if key is not None:
+            k = _key_bytes(key)
+            if not signed or len(data) < len(_MAC_MAGIC) + _MAC_SIZE:
+                raise ValueError("snapshot: a key was given but the snapshot is not keyed")
+            tag = data[len(_MAC_MAGIC) : len(_MAC_MAGIC) + _MAC_SIZE]
+            blob = data[len(_MAC_MAGIC) + _MAC_SIZE :]
+            expected = hmac.new(k, _MAC_MAGIC + blob, hashlib.sha256).digest()
+            if not hmac.compare_digest(tag, expected):
+                raise ValueError("snapshot: HMAC-SHA256 mismatch (wrong key or modified data)")
+            data = blob
+        elif signed:
+            raise ValueError("snapshot: the snapshot is keyed (HMAC-SHA256); pass its key")
+        core, meta = _core.Controller.restore(data)
+        self = cls.__new__(cls)
+        self._core = core
+        self._layout = _layout_from_meta(core.layout_stacks, meta)
+        return self
 
     def __repr__(self) -> str:
         return (
@@ -393,25 +469,9 @@ def solve(
     'WIPEOUT'
     """
     arr = _stacks_array(stacks)
-    alive_arr = np.asarray(alive)
-    if alive_arr.ndim != 1:
-        raise ValueError(f"alive must be 1-D, got shape {alive_arr.shape}")
-    if alive_arr.shape[0] != arr.shape[0]:
-        raise ValueError(
-            f"alive has length {alive_arr.shape[0]}, expected n_groups = {arr.shape[0]}"
-        )
-    if alive_arr.dtype != np.bool_:
-        if alive_arr.size and alive_arr.dtype.kind not in "iub":
-            raise TypeError(f"alive must be booleans, got dtype {alive_arr.dtype}")
-        bad = (alive_arr != 0) & (alive_arr != 1)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"alive[{i}] = {alive_arr[i]} is not a boolean")
-    alive_u8 = np.ascontiguousarray(alive_arr, dtype=np.uint8)
+    alive_u8 = bool_array("alive", alive, length=arr.shape[0])
     cost = _move_cost_array(move_cost, arr.shape)
-    raw, assignment, new_stacks = _core.solve(arr, alive_u8, cost)
-    assignment.setflags(write=False)
-    new_stacks.setflags(write=False)
-    result = SolveResult(raw, assignment=assignment)
+    core, assignment, new_stacks = _core.solve(arr, alive_u8, cost)
+    result: SolveResult = SolveResult._make(core, assignment=assignment)
     result.stacks = new_stacks
     return result

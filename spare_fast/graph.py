@@ -2,13 +2,18 @@
 
 Thin public functions in the manner of ``scipy.sparse.csgraph``: each normalises its input to
 C-contiguous int32 ids and int64 values (copying only when the dtype or layout is wrong,
-raising when a value does not fit) and calls a typed C++ kernel in ``spare_fast._core``,
-which validates everything again before any work and runs without the GIL.
+raising when a value does not fit; the checks live in ``spare_fast._validation``) and calls
+a typed C++ kernel in ``spare_fast._core``, which validates everything again before any work
+and runs without the GIL on a private copy of the arrays.
+
+These kernels are general-purpose solvers of the controller's two phases (depth feasibility
+as a b-matching, fewest moves as a min-cost flow). :class:`spare_fast.Controller` does not
+call them: it runs its own incremental search, and the kernels serve as its independent
+cross-check in the tests.
 """
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +22,7 @@ import numpy.typing as npt
 
 from spare_fast import _core
 from spare_fast._core import MinCostFlowStatus
+from spare_fast._validation import check_int, fits_array
 
 __all__ = [
     "MinCostFlowResult",
@@ -27,39 +33,6 @@ __all__ = [
 ]
 
 _I32 = np.iinfo(np.int32)
-_I64 = np.iinfo(np.int64)
-
-
-def _as_array(name: str, values: Any, dtype: type[np.integer]) -> np.ndarray:
-    """``values`` as a 1-D C-contiguous array of ``dtype``; copies only when it must."""
-    if values is None:
-        raise TypeError(f"{name} must be an array of integers, got None")
-    arr = np.asarray(values)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
-    if arr.size == 0:
-        return np.zeros(0, dtype=dtype)  # np.asarray([]) is float64: any empty input will do
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
-    if arr.dtype != dtype:
-        info = np.iinfo(dtype)
-        out = (arr < info.min) | (arr > info.max)
-        if out.any():
-            k = int(np.flatnonzero(out)[0])
-            raise ValueError(f"{name}[{k}] = {int(arr[k])} does not fit {np.dtype(dtype).name}")
-    return np.ascontiguousarray(arr, dtype=dtype)
-
-
-def _as_int(name: str, value: Any, hi: int) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} = {value!r} must be an int")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} = {value!r} must be an int") from None
-    if v < 0 or v > hi:
-        raise ValueError(f"{name} = {v} is not in [0, {hi}]")
-    return v
 
 
 def _is_scipy_sparse(obj: Any) -> bool:
@@ -141,9 +114,9 @@ def hopcroft_karp(
         indptr, indices = csr.indptr, csr.indices
     elif indices is None or n_right is None:
         raise TypeError("hopcroft_karp needs (indptr, indices, n_right) or a scipy.sparse matrix")
-    n = _as_int("n_right", n_right, int(_I32.max))
+    n = check_int("n_right", n_right, lo=0, hi=int(_I32.max))
     return _core._hopcroft_karp(
-        _as_array("indptr", indptr, np.int32), _as_array("indices", indices, np.int32), n
+        fits_array("indptr", indptr, np.int32), fits_array("indices", indices, np.int32), n
     )
 
 
@@ -210,9 +183,9 @@ def max_b_matching(
     >>> max_b_matching([0], [], capacity=[]).tolist()
     []
     """
-    cap = _as_array("capacity", capacity, np.int64)
+    cap = fits_array("capacity", capacity, np.int64)
     return _core._max_b_matching(
-        _as_array("indptr", indptr, np.int32), _as_array("indices", indices, np.int32), cap
+        fits_array("indptr", indptr, np.int32), fits_array("indices", indices, np.int32), cap
     )
 
 
@@ -315,14 +288,14 @@ def min_cost_flow(
     >>> r.status.name, r.total_cost, r.flow.size
     ('OPTIMAL', 0, 0)
     """
-    n = _as_int("n_nodes", n_nodes, int(_I32.max))
+    n = check_int("n_nodes", n_nodes, lo=0, hi=int(_I32.max))
     status, total, value, flow = _core._min_cost_flow(
         n,
-        _as_array("tail", tail, np.int32),
-        _as_array("head", head, np.int32),
-        _as_array("capacity", capacity, np.int64),
-        _as_array("cost", cost, np.int64),
-        _as_array("supply", supply, np.int64),
+        fits_array("tail", tail, np.int32),
+        fits_array("head", head, np.int32),
+        fits_array("capacity", capacity, np.int64),
+        fits_array("cost", cost, np.int64),
+        fits_array("supply", supply, np.int64),
     )
     return MinCostFlowResult(
         status=MinCostFlowStatus(status), total_cost=int(total), flow_value=int(value), flow=flow

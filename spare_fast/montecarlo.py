@@ -14,12 +14,10 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm.auto import tqdm
 
+from spare_fast._validation import check_int, check_seed
 from spare_fast.layout import Layout
 
 __all__ = ["OVERHEAD_STATES", "Estimate", "endurable_failures", "overhead"]
-
-#: Largest seed accepted (seeds feed a 64-bit generator state).
-_MAX_SEED = 2**64 - 1
 
 
 class Estimate(NamedTuple):
@@ -46,14 +44,7 @@ class Estimate(NamedTuple):
 def _check_args(layout: Any, trials: Any, seed: Any) -> tuple[int, int]:
     if not isinstance(layout, Layout):
         raise TypeError(f"layout = {layout!r} must be a spare_fast.Layout")
-    for name, v in (("trials", trials), ("seed", seed)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{name} = {v!r} must be an int")
-    if int(trials) < 1:
-        raise ValueError(f"trials = {int(trials)} must be >= 1")
-    if not 0 <= int(seed) <= _MAX_SEED:
-        raise ValueError(f"seed = {int(seed)} must be in [0, 2**64)")
-    return int(trials), int(seed)
+    return check_int("trials", trials, lo=1), check_seed("seed", seed)
 
 
 def _estimate(samples: np.ndarray) -> Estimate:

@@ -14,9 +14,10 @@ namespace spare_fast {
 
 namespace {
 
+// Costs are summed along paths and over all types; check_move_cost bounds every such sum by a
+// small multiple of kMaxTotalCost = 2**56 (types.hpp), far below this infinity.
 constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
-// Costs are summed along paths and over all types; this cap keeps every sum far from overflow.
-constexpr std::int64_t kMaxMoveCost = std::int64_t{1} << 40;
+static_assert(kMaxTotalCost <= kInf / 16, "search distances must stay below kInf");
 
 using Clock = std::chrono::steady_clock;
 
@@ -36,97 +37,24 @@ std::int32_t ceil_div(std::int64_t a, std::int64_t b) {
 
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
                        Span<std::int64_t> move_cost, NoInitTag) {
-  if (n_groups < 1) {
-    throw std::invalid_argument("n_groups = " + std::to_string(n_groups) + " must be >= 1");
-  }
-  if (height < 1) {
-    throw std::invalid_argument("height = " + std::to_string(height) + " must be >= 1");
-  }
-  check_fits_int32("n_groups", n_groups);
-  check_fits_int32("height", height);
-  check_fits_int32("n_groups * height", n_groups * height);
-  check_length("stacks", stacks.size, static_cast<std::size_t>(n_groups * height));
-  const auto n = static_cast<std::int32_t>(n_groups);
-  const auto h = static_cast<std::int32_t>(height);
+  // Everything is checked before anything is sized by the input (validate.hpp).
+  const StacksInfo info = check_stacks(stacks, n_groups, height, /*n_types=*/-1,
+                                       /*equal_counts=*/true);
+  const std::int32_t n = info.n_groups;
+  const std::int32_t h = info.height;
+  const std::int32_t n_types = info.n_types;
+  const std::int32_t r = info.redundancy;
   const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
-
-  std::int32_t max_type = -1;
-  for (std::size_t c = 0; c < cells; ++c) {
-    const std::int32_t t = stacks[c];
-    if (t < 0 || t == std::numeric_limits<std::int32_t>::max()) {
-      check_range(index_name("stacks", c / static_cast<std::size_t>(h),
-                             c % static_cast<std::size_t>(h)),
-                  t, 0, std::numeric_limits<std::int32_t>::max());
-    }
-    max_type = std::max(max_type, t);
-  }
-  const std::int32_t n_types = max_type + 1;
-  // Types distinct within each stack: stamp each type with the last row that held it.
-  std::vector<std::int32_t> seen_row(static_cast<std::size_t>(n_types), -1);
-  std::vector<std::int32_t> seen_layer(static_cast<std::size_t>(n_types), -1);
-  std::vector<std::int32_t> count(static_cast<std::size_t>(n_types), 0);
-  for (std::int32_t g = 0; g < n; ++g) {
-    for (std::int32_t l = 0; l < h; ++l) {
-      const auto t = static_cast<std::size_t>(stacks[static_cast<std::size_t>(g) * static_cast<std::size_t>(h) + static_cast<std::size_t>(l)]);
-      if (seen_row[t] == g) {
-        throw std::invalid_argument(
-            index_name("stacks", static_cast<std::size_t>(g), static_cast<std::size_t>(l)) +
-            " = " + std::to_string(t) + " repeats " +
-            index_name("stacks", static_cast<std::size_t>(g),
-                       static_cast<std::size_t>(seen_layer[t])) +
-            ": types must be distinct within a stack");
-      }
-      seen_row[t] = g;
-      seen_layer[t] = l;
-      ++count[t];
-    }
-  }
-  const std::int32_t r = count[static_cast<std::size_t>(stacks[0])];
-  for (std::int32_t t = 0; t < n_types; ++t) {
-    const std::int32_t ct = count[static_cast<std::size_t>(t)];
-    if (ct == r) continue;
-    if (ct == 0) {
-      throw std::invalid_argument("type " + std::to_string(t) +
-                                  " is held by no group (types must be 0.." +
-                                  std::to_string(n_types - 1) + ", each held " +
-                                  std::to_string(r) + " times)");
-    }
-    for (std::size_t c = 0; c < cells; ++c) {
-      if (stacks[c] == t) {
-        throw std::invalid_argument(
-            index_name("stacks", c / static_cast<std::size_t>(h), c % static_cast<std::size_t>(h)) +
-            " = " + std::to_string(t) + ": type " + std::to_string(t) + " is held " +
-            std::to_string(ct) + " times, but type " + std::to_string(stacks[0]) + " is held " +
-            std::to_string(r) + " times; every type must be held equally often");
-      }
-    }
-  }
-  if (!move_cost.empty()) {
-    check_length("move_cost", move_cost.size, cells);
-    for (std::size_t c = 0; c < cells; ++c) {
-      const std::int64_t v = move_cost[c];
-      if (v < 0 || v > kMaxMoveCost) {
-        throw std::invalid_argument(
-            index_name("move_cost", c / static_cast<std::size_t>(h),
-                       c % static_cast<std::size_t>(h)) +
-            " = " + std::to_string(v) + " is not in [0, 2**40]");
-      }
-    }
-  }
+  unit_costs_ = check_move_cost(move_cost, cells, h);
 
   n_groups_ = n;
   n_types_ = n_types;
   height_ = h;
   redundancy_ = r;
-  initial_stacks_.assign(stacks.begin(), stacks.end());
+  layout_stacks_.assign(stacks.begin(), stacks.end());
+  initial_stacks_ = layout_stacks_;
   stacks_ = initial_stacks_;
-  unit_costs_ = true;
-  if (!move_cost.empty()) {
-    for (std::size_t c = 0; c < cells; ++c) {
-      if (move_cost[c] != 1) unit_costs_ = false;
-    }
-    if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
-  }
+  if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
 
   const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
   holder_.assign(slots, -1);
@@ -171,6 +99,22 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   initial_stacks_ = stacks_;
   initial_assign_ = assign_;
   initial_depth_ = depth_;
+}
+
+void Controller::index_slots() {
+  // O(N * height * R): each cell looks up its holder slot among the R holders of its type.
+  // Callers guarantee that every row of stacks_ is a permutation of its layout row.
+  const auto H = static_cast<std::size_t>(height_);
+  const auto R = static_cast<std::size_t>(redundancy_);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
+    for (std::size_t l = 0; l < H; ++l) {
+      const auto t = static_cast<std::size_t>(stacks_[g * H + l]);
+      std::size_t k = t * R;
+      while (holder_[k] != static_cast<std::int32_t>(g)) ++k;
+      slot_layer_[k] = static_cast<std::int32_t>(l);
+      cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
+    }
+  }
 }
 
 void Controller::set_all_alive() {
@@ -505,6 +449,7 @@ void Controller::reorder_stacks(Decision& d) {
 }
 
 void Controller::finish(Decision& d, bool ok) {
+  d.event = events_;
   if (!ok) {
     wiped_out_ = true;
     std::fill(assign_.begin(), assign_.end(), -1);
@@ -642,19 +587,7 @@ Decision Controller::restart() {
   ++events_;
   set_all_alive();
   stacks_ = initial_stacks_;
-  // Rebuild (group, layer) <-> holder-slot maps for the initial order in O(N * height): a
-  // per-type scratch gives each holder slot of the group's types.
-  const auto H = static_cast<std::size_t>(height_);
-  const auto R = static_cast<std::size_t>(redundancy_);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    for (std::size_t l = 0; l < H; ++l) {
-      const auto t = static_cast<std::size_t>(stacks_[g * H + l]);
-      std::size_t k = t * R;
-      while (holder_[k] != static_cast<std::int32_t>(g)) ++k;
-      slot_layer_[k] = static_cast<std::int32_t>(l);
-      cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
-    }
-  }
+  index_slots();
   assign_ = initial_assign_;
   std::fill(load_.begin(), load_.end(), 0);
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
@@ -668,6 +601,7 @@ Decision Controller::restart() {
   d.swaps = initial_swaps_;
   d.phase = d.swaps == 0 ? 0 : 2;
   d.full_solve = true;
+  d.event = events_;
   d.seconds = seconds_since(t0);
   return d;
 }
@@ -705,246 +639,6 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
   if (stacks_out) *stacks_out = c.stacks_;
   d.seconds = seconds_since(t0);
   return d;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Snapshot / restore
-// ---------------------------------------------------------------------------------------------
-
-namespace {
-
-constexpr char kMagic[8] = {'S', 'P', 'F', 'C', 'T', 'L', 'R', '1'};
-constexpr std::uint32_t kVersion = 1;
-
-std::uint64_t fnv1a(const char* data, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-class Writer {
- public:
-  template <class T>
-  void put(const T& v) {
-    const char* p = reinterpret_cast<const char*>(&v);
-    out_.append(p, sizeof(T));
-  }
-  template <class T>
-  void put_vec(const std::vector<T>& v) {
-    put<std::uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-  }
-  std::string& str() { return out_; }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  Reader(const char* data, std::size_t n) : p_(data), n_(n) {}
-  template <class T>
-  T get(const char* what) {
-    need(sizeof(T), what);
-    T v;
-    std::memcpy(&v, p_ + off_, sizeof(T));
-    off_ += sizeof(T);
-    return v;
-  }
-  template <class T>
-  std::vector<T> get_vec(const char* what, std::size_t expected) {
-    const auto n = get<std::uint64_t>(what);
-    if (n != expected) {
-      throw std::invalid_argument(std::string("snapshot: ") + what + " has length " +
-                                  std::to_string(n) + ", expected " + std::to_string(expected));
-    }
-    need(n * sizeof(T), what);
-    std::vector<T> v(n);
-    if (n) std::memcpy(v.data(), p_ + off_, n * sizeof(T));
-    off_ += n * sizeof(T);
-    return v;
-  }
-  std::size_t remaining() const { return n_ - off_; }
-
- private:
-  void need(std::size_t k, const char* what) {
-    if (k > n_ - off_) {
-      throw std::invalid_argument(std::string("snapshot is truncated while reading ") + what +
-                                  " (" + std::to_string(n_) + " bytes)");
-    }
-  }
-  const char* p_;
-  std::size_t n_;
-  std::size_t off_ = 0;
-};
-
-}  // namespace
-
-std::string Controller::snapshot() const {
-  Writer w;
-  w.str().append(kMagic, sizeof(kMagic));
-  w.put<std::uint32_t>(kVersion);
-  w.put<std::int32_t>(n_groups_);
-  w.put<std::int32_t>(height_);
-  w.put<std::int32_t>(depth_);
-  w.put<std::int32_t>(initial_depth_);
-  w.put<std::uint8_t>(wiped_out_ ? 1 : 0);
-  w.put<std::uint64_t>(events_);
-  w.put<std::uint8_t>(unit_costs_ ? 1 : 0);
-  w.put<std::int64_t>(initial_moves_);
-  w.put<std::int64_t>(initial_swaps_);
-  w.put_vec(initial_stacks_);
-  w.put_vec(stacks_);
-  w.put_vec(move_cost_);
-  w.put_vec(alive_);
-  w.put_vec(assign_);
-  w.put_vec(initial_assign_);
-  const std::uint64_t h = fnv1a(w.str().data(), w.str().size());
-  w.put<std::uint64_t>(h);
-  return w.str();
-}
-
-Controller Controller::restore(const std::string& data) {
-  if (data.size() < sizeof(kMagic) + sizeof(std::uint64_t) ||
-      std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
-    throw std::invalid_argument("snapshot: not a spare_fast controller snapshot (bad magic, " +
-                                std::to_string(data.size()) + " bytes)");
-  }
-  const std::size_t body = data.size() - sizeof(std::uint64_t);
-  std::uint64_t stored;
-  std::memcpy(&stored, data.data() + body, sizeof(stored));
-  if (fnv1a(data.data(), body) != stored) {
-    throw std::invalid_argument("snapshot: checksum mismatch (corrupted or truncated data)");
-  }
-  Reader rd(data.data() + sizeof(kMagic), body - sizeof(kMagic));
-  const auto version = rd.get<std::uint32_t>("version");
-  if (version != kVersion) {
-    throw std::invalid_argument("snapshot: version " + std::to_string(version) +
-                                " is not supported (expected " + std::to_string(kVersion) + ")");
-  }
-  const auto n = rd.get<std::int32_t>("n_groups");
-  const auto h = rd.get<std::int32_t>("height");
-  const auto depth = rd.get<std::int32_t>("depth");
-  const auto initial_depth = rd.get<std::int32_t>("initial_depth");
-  const auto wiped = rd.get<std::uint8_t>("wiped_out");
-  const auto events = rd.get<std::uint64_t>("events");
-  const auto unit = rd.get<std::uint8_t>("unit_costs");
-  const auto initial_moves = rd.get<std::int64_t>("initial_moves");
-  const auto initial_swaps = rd.get<std::int64_t>("initial_swaps");
-  if (initial_moves < 0 || initial_swaps < 0) {
-    throw std::invalid_argument("snapshot: negative initial move count");
-  }
-  if (n < 1 || h < 1 || static_cast<std::int64_t>(n) * h > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("snapshot: bad shape " + std::to_string(n) + " x " +
-                                std::to_string(h));
-  }
-  const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
-  auto initial = rd.get_vec<std::int32_t>("initial_stacks", cells);
-  auto stacks = rd.get_vec<std::int32_t>("stacks", cells);
-  // move_cost is stored only for non-unit costs.
-  auto cost = rd.get_vec<std::int64_t>("move_cost", unit ? 0 : cells);
-  Controller c(Span<std::int32_t>(initial.data(), initial.size()), n, h,
-               Span<std::int64_t>(cost.data(), cost.size()), NoInitTag{});
-  auto alive = rd.get_vec<std::uint8_t>("alive", static_cast<std::size_t>(n));
-  auto assign = rd.get_vec<std::int32_t>("assignment", static_cast<std::size_t>(c.n_types_));
-  auto initial_assign =
-      rd.get_vec<std::int32_t>("initial_assignment", static_cast<std::size_t>(c.n_types_));
-  if (rd.remaining() != 0) {
-    throw std::invalid_argument("snapshot: " + std::to_string(rd.remaining()) +
-                                " unexpected trailing bytes");
-  }
-  // Current stacks must be per-group permutations of the layout's stacks.
-  const auto H = static_cast<std::size_t>(h);
-  const auto R = static_cast<std::size_t>(c.redundancy_);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
-    std::vector<std::int32_t> a(initial.begin() + static_cast<std::ptrdiff_t>(g * H),
-                                initial.begin() + static_cast<std::ptrdiff_t>((g + 1) * H));
-    std::vector<std::int32_t> b(stacks.begin() + static_cast<std::ptrdiff_t>(g * H),
-                                stacks.begin() + static_cast<std::ptrdiff_t>((g + 1) * H));
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b) {
-      throw std::invalid_argument("snapshot: stacks row " + std::to_string(g) +
-                                  " is not a permutation of the layout's row");
-    }
-  }
-  c.stacks_ = stacks;
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
-    for (std::size_t l = 0; l < H; ++l) {
-      const auto t = static_cast<std::size_t>(c.stacks_[g * H + l]);
-      std::size_t k = t * R;
-      while (c.holder_[k] != static_cast<std::int32_t>(g)) ++k;
-      c.slot_layer_[k] = static_cast<std::int32_t>(l);
-      c.cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
-    }
-  }
-  c.n_alive_ = 0;
-  std::fill(c.alive_holders_.begin(), c.alive_holders_.end(), 0);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
-    if (alive[g] > 1) {
-      throw std::invalid_argument("snapshot: alive[" + std::to_string(g) + "] = " +
-                                  std::to_string(alive[g]) + " is not a boolean");
-    }
-    c.alive_[g] = alive[g];
-    if (alive[g]) {
-      ++c.n_alive_;
-      for (std::size_t l = 0; l < H; ++l) ++c.alive_holders_[static_cast<std::size_t>(c.stacks_[g * H + l])];
-    }
-  }
-  if (depth < 0 || depth > h || initial_depth < 1 || initial_depth > h || wiped > 1) {
-    throw std::invalid_argument("snapshot: depth " + std::to_string(depth) + " / initial depth " +
-                                std::to_string(initial_depth) + " out of range");
-  }
-  // The assignment must satisfy the invariants (alive provider that holds the type in its top
-  // `depth` layers, load <= depth), or be all -1 while wiped out.
-  std::fill(c.load_.begin(), c.load_.end(), 0);
-  for (std::size_t t = 0; t < assign.size(); ++t) {
-    const std::int32_t g = assign[t];
-    if (wiped) {
-      if (g != -1) throw std::invalid_argument("snapshot: assignment set while wiped out");
-      continue;
-    }
-    if (g < 0 || g >= n || !c.alive_[static_cast<std::size_t>(g)]) {
-      throw std::invalid_argument("snapshot: assignment[" + std::to_string(t) + "] = " +
-                                  std::to_string(g) + " is not an alive group");
-    }
-    std::size_t k = t * R;
-    while (k < (t + 1) * R && c.holder_[k] != g) ++k;
-    if (k == (t + 1) * R || c.slot_layer_[k] >= depth) {
-      throw std::invalid_argument("snapshot: assignment[" + std::to_string(t) + "] = " +
-                                  std::to_string(g) + " does not hold the type in its top " +
-                                  std::to_string(depth) + " layers");
-    }
-    if (++c.load_[static_cast<std::size_t>(g)] > depth) {
-      throw std::invalid_argument("snapshot: group " + std::to_string(g) +
-                                  " provides more types than the depth " + std::to_string(depth));
-    }
-  }
-  for (std::size_t t = 0; t < initial_assign.size(); ++t) {
-    const std::int32_t g = initial_assign[t];
-    if (g < 0 || g >= n) {
-      throw std::invalid_argument("snapshot: initial_assignment[" + std::to_string(t) + "] = " +
-                                  std::to_string(g) + " is out of range");
-    }
-    std::size_t j = 0;
-    while (j < H && c.initial_stacks_[static_cast<std::size_t>(g) * H + j] != static_cast<std::int32_t>(t)) ++j;
-    if (j >= static_cast<std::size_t>(initial_depth)) {
-      throw std::invalid_argument("snapshot: initial_assignment[" + std::to_string(t) +
-                                  "] is inconsistent with the initial depth");
-    }
-  }
-  c.assign_ = std::move(assign);
-  c.initial_assign_ = std::move(initial_assign);
-  c.depth_ = depth;
-  c.initial_depth_ = initial_depth;
-  c.wiped_out_ = wiped != 0;
-  c.events_ = events;
-  c.initial_moves_ = initial_moves;
-  c.initial_swaps_ = initial_swaps;
-  return c;
 }
 
 }  // namespace spare_fast

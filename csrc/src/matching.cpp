@@ -21,8 +21,6 @@ namespace {
 
 constexpr std::int32_t kUnreached = std::numeric_limits<std::int32_t>::max();
 
-using Index = std::int32_t;
-
 void check_csr(Span<std::int32_t> indptr, Span<std::int32_t> indices, std::int64_t n_right) {
   check_nonnegative("n_right", n_right);
   check_fits_int32("n_right", n_right);

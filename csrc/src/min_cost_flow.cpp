@@ -24,7 +24,6 @@
 namespace spare_fast {
 namespace {
 
-using Index = std::int32_t;
 using Wide = __int128;  // overflow checks only (GCC and Clang)
 
 constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();

@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
+#include <limits>
 
 namespace spare_fast {
 namespace {
+
+// Trials are CPU-bound and independent: past a few hundred threads more only cost memory.
+constexpr std::int64_t kMaxThreads = 256;
 
 std::uint64_t splitmix64(std::uint64_t& state) {
   std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -61,46 +66,23 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
                                             std::int32_t height, std::int32_t n_types,
                                             std::uint64_t seed, std::int64_t first_trial,
                                             std::int64_t n_trials, std::int32_t threads) {
-  if (n_groups < 1) {
-    throw std::invalid_argument("n_groups = " + std::to_string(n_groups) + " must be >= 1");
-  }
-  if (height < 1) {
-    throw std::invalid_argument("height = " + std::to_string(height) + " must be >= 1");
-  }
-  if (n_types < 1) {
-    throw std::invalid_argument("n_types = " + std::to_string(n_types) + " must be >= 1");
-  }
   check_nonnegative("first_trial", first_trial);
   check_nonnegative("n_trials", n_trials);
+  // Trial ids first_trial .. first_trial + n_trials - 1 must all be representable.
+  if (n_trials > std::numeric_limits<std::int64_t>::max() - first_trial) {
+    throw std::invalid_argument("first_trial + n_trials = " + std::to_string(first_trial) +
+                                " + " + std::to_string(n_trials) + " exceeds 2**63 - 1");
+  }
   if (threads < 1) {
     throw std::invalid_argument("threads = " + std::to_string(threads) + " must be >= 1");
   }
+  // The shared stacks check (validate.hpp); holder counts may differ per type here.
+  check_stacks(stacks, n_groups, height, n_types, /*equal_counts=*/false);
   const auto groups = static_cast<std::size_t>(n_groups);
   const auto layers = static_cast<std::size_t>(height);
   const auto types = static_cast<std::size_t>(n_types);
-  check_length("stacks", stacks.size, groups * layers);
-
-  // Holder counts, and distinct types within each stack (a repeat would count one death twice).
   std::vector<std::int32_t> holders(types, 0);
-  std::vector<std::size_t> last_seen(types, groups);  // group that last held the type
-  for (std::size_t g = 0; g < groups; ++g) {
-    for (std::size_t l = 0; l < layers; ++l) {
-      const std::int32_t t = stacks[g * layers + l];
-      if (t < 0 || t >= n_types) check_range(index_name("stacks", g, l), t, 0, n_types);
-      const auto tt = static_cast<std::size_t>(t);
-      if (last_seen[tt] == g) {
-        throw std::invalid_argument(index_name("stacks", g, l) + " = " + std::to_string(t) +
-                                    " repeats a type already in stack " + std::to_string(g));
-      }
-      last_seen[tt] = g;
-      ++holders[tt];
-    }
-  }
-  for (std::size_t t = 0; t < types; ++t) {
-    if (holders[t] == 0) {
-      throw std::invalid_argument("type " + std::to_string(t) + " has no holder in stacks");
-    }
-  }
+  for (std::size_t c = 0; c < groups * layers; ++c) ++holders[static_cast<std::size_t>(stacks[c])];
 
   // Holders in layer-major order: holder[l * types + t] is the l-th holder of type t, padded
   // with the sentinel group n_groups (pos = -1) where a type has fewer holders than the most
@@ -120,8 +102,9 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
   }
 
   std::vector<std::int64_t> out(static_cast<std::size_t>(n_trials), 0);
+  // More threads than trials or than kMaxThreads buy nothing.
   const std::int64_t workers = std::max<std::int64_t>(
-      1, std::min<std::int64_t>(static_cast<std::int64_t>(threads), n_trials));
+      1, std::min<std::int64_t>({static_cast<std::int64_t>(threads), n_trials, kMaxThreads}));
   // Per-worker scratch, allocated here so that no thread can fail to allocate.
   std::vector<std::vector<std::int32_t>> orders(static_cast<std::size_t>(workers),
                                                 std::vector<std::int32_t>(groups));
@@ -156,17 +139,27 @@ std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int3
   };
   // Trials are independent and seeded by index, so any split over threads gives the same
   // results; each thread writes only its own slice of `out`.
-  if (workers == 1) {
-    run(0, 0, n_trials);
-  } else {
-    std::vector<std::thread> pool;
-    const std::int64_t per = (n_trials + workers - 1) / workers;
-    for (std::int64_t w = 0; w < workers; ++w) {
-      const std::int64_t b = w * per;
-      const std::int64_t e = std::min(n_trials, b + per);
-      if (b < e) pool.emplace_back(run, w, b, e);
+  // A thread that cannot be created (std::system_error: an address-space cap, a thread limit)
+  // costs only speed: its trial range runs on the calling thread once the others are joined.
+  // Never std::terminate: every started thread is joined, on every path.
+  const std::int64_t per = (n_trials + workers - 1) / workers;
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(workers));
+  std::vector<std::int64_t> not_started;  // workers whose range the caller runs
+  for (std::int64_t w = 1; w < workers; ++w) {
+    const std::int64_t b = w * per;
+    const std::int64_t e = std::min(n_trials, b + per);
+    if (b >= e) continue;
+    try {
+      pool.emplace_back(run, w, b, e);
+    } catch (const std::system_error&) {
+      not_started.push_back(w);
     }
-    for (auto& th : pool) th.join();
+  }
+  run(0, 0, std::min(n_trials, per));
+  for (auto& th : pool) th.join();
+  for (const std::int64_t w : not_started) {
+    run(0, w * per, std::min(n_trials, w * per + per));
   }
   return out;
 }

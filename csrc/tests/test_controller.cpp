@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "harness.hpp"
 #include "spare_fast/controller.hpp"
 
 using spare_fast::Controller;
@@ -15,30 +16,6 @@ using spare_fast::Span;
 using spare_fast::Status;
 
 namespace {
-
-int failures = 0;
-
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                           \
-    }                                                                       \
-  } while (0)
-
-template <class E, class F>
-void expect_throw(F&& f, const std::string& needle) {
-  try {
-    f();
-    std::fprintf(stderr, "expected an exception containing '%s'\n", needle.c_str());
-    ++failures;
-  } catch (const E& e) {
-    if (std::string(e.what()).find(needle) == std::string::npos) {
-      std::fprintf(stderr, "message '%s' lacks '%s'\n", e.what(), needle.c_str());
-      ++failures;
-    }
-  }
-}
 
 std::vector<std::int32_t> cyclic(std::int32_t n, std::int32_t r) {
   std::vector<std::int32_t> s(static_cast<std::size_t>(n * r));
@@ -89,43 +66,38 @@ void test_snapshot() {
     CHECK(da.status == db.status && da.depth == db.depth && da.moves == db.moves);
     CHECK(da.patch == db.patch);
   }
-  expect_throw<std::invalid_argument>([&] { Controller::restore(snap.substr(0, snap.size() - 3)); },
-                                      "checksum");
-  expect_throw<std::invalid_argument>([&] { Controller::restore("short"); }, "magic");
+  EXPECT_THROW(std::invalid_argument, Controller::restore(snap.substr(0, snap.size() - 3)), "checksum");
+  EXPECT_THROW(std::invalid_argument, Controller::restore("short"), "magic");
   for (std::size_t i = 8; i < snap.size(); i += 7) {
     std::string bad = snap;
     bad[i] = static_cast<char>(bad[i] ^ 0x10);
-    expect_throw<std::invalid_argument>([&] { Controller::restore(bad); }, "snapshot");
+    EXPECT_THROW(std::invalid_argument, Controller::restore(bad), "snapshot");
   }
 }
 
 void test_malformed_input() {
   const auto s = cyclic(6, 2);
-  expect_throw<std::invalid_argument>([&] { Controller(span(s), 6, 3, {}); }, "stacks has length 12");
-  expect_throw<std::invalid_argument>([&] { Controller(span(s), 0, 2, {}); }, "n_groups = 0");
+  EXPECT_THROW(std::invalid_argument, Controller(span(s), 6, 3, {}), "stacks has length 12");
+  EXPECT_THROW(std::invalid_argument, Controller(span(s), 0, 2, {}), "n_groups = 0");
   std::vector<std::int32_t> neg = s;
   neg[5] = -4;
-  expect_throw<std::out_of_range>([&] { Controller(span(neg), 6, 2, {}); }, "stacks[2, 1] = -4");
+  EXPECT_THROW(std::out_of_range, Controller(span(neg), 6, 2, {}), "stacks[2, 1] = -4");
   std::vector<std::int32_t> rep = s;
   rep[1] = rep[0];
-  expect_throw<std::invalid_argument>([&] { Controller(span(rep), 6, 2, {}); }, "stacks[0, 1] = 0 repeats");
+  EXPECT_THROW(std::invalid_argument, Controller(span(rep), 6, 2, {}), "stacks[0, 1] = 0 repeats");
   std::vector<std::int64_t> cost(12, 1);
   cost[7] = -1;
-  expect_throw<std::invalid_argument>(
-      [&] { Controller(span(s), 6, 2, Span<std::int64_t>(cost.data(), cost.size())); },
-      "move_cost[3, 1] = -1");
+  EXPECT_THROW(std::invalid_argument, Controller(span(s), 6, 2, Span<std::int64_t>(cost.data(), cost.size())), "move_cost[3, 1] = -1");
   Controller c(span(s), 6, 2, {});
   std::vector<std::int32_t> out = {6};
-  expect_throw<std::out_of_range>([&] { c.fail(span(out)); }, "groups[0] = 6 is not in [0, 6)");
+  EXPECT_THROW(std::out_of_range, c.fail(span(out)), "groups[0] = 6 is not in [0, 6)");
   std::vector<std::int32_t> dup = {1, 1};
-  expect_throw<std::invalid_argument>([&] { c.fail(span(dup)); }, "repeats");
+  EXPECT_THROW(std::invalid_argument, c.fail(span(dup)), "repeats");
   std::vector<std::int32_t> live = {2};
-  expect_throw<std::invalid_argument>([&] { c.rejoin(span(live)); }, "already alive");
+  EXPECT_THROW(std::invalid_argument, c.rejoin(span(live)), "already alive");
   CHECK(c.n_alive() == 6);
   std::vector<std::uint8_t> alive(5, 1);
-  expect_throw<std::invalid_argument>(
-      [&] { Controller::solve(span(s), 6, 2, {alive.data(), alive.size()}, {}, nullptr, nullptr); },
-      "alive has length 5");
+  EXPECT_THROW(std::invalid_argument, Controller::solve(span(s), 6, 2, {alive.data(), alive.size()}, {}, nullptr, nullptr), "alive has length 5");
 }
 
 void test_solve_matches_incremental() {
@@ -155,10 +127,5 @@ int main() {
   test_snapshot();
   test_malformed_input();
   test_solve_matches_incremental();
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::puts("test_controller: all checks passed");
-  return 0;
+  return harness::summary("test_controller");
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness.hpp"
 #include "spare_fast/graph.hpp"
 
 namespace sf = spare_fast;
@@ -20,42 +21,7 @@ using I64 = std::vector<std::int64_t>;
 
 namespace {
 
-int g_failures = 0;
-
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                       \
-    }                                                                     \
-  } while (0)
-
-template <class T>
-sf::Span<T> span(const std::vector<T>& v) {
-  return sf::Span<T>(v.data(), v.size());
-}
-
-// Runs f, expects exception E whose message contains `needle`.
-template <class E>
-void expect_throw(const std::function<void()>& f, const std::string& needle, int line) {
-  try {
-    f();
-  } catch (const E& e) {
-    if (std::string(e.what()).find(needle) == std::string::npos) {
-      std::fprintf(stderr, "line %d: message '%s' lacks '%s'\n", line, e.what(), needle.c_str());
-      ++g_failures;
-    }
-    return;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "line %d: wrong exception type: %s\n", line, e.what());
-    ++g_failures;
-    return;
-  }
-  std::fprintf(stderr, "line %d: no exception (expected one naming '%s')\n", line,
-               needle.c_str());
-  ++g_failures;
-}
-#define EXPECT_THROW(E, expr, needle) expect_throw<E>([&] { (void)(expr); }, needle, __LINE__)
+using harness::span;
 
 struct Csr {
   I32 indptr;
@@ -484,10 +450,5 @@ int main() {
   test_min_cost_flow_statuses();
   test_malformed_csr();
   test_malformed_flow();
-  if (g_failures != 0) {
-    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
-    return EXIT_FAILURE;
-  }
-  std::puts("test_graph: all checks passed");
-  return EXIT_SUCCESS;
+  return harness::summary("test_graph");
 }

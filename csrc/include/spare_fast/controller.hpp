@@ -19,6 +19,12 @@
 //   (I2) load[g] = number of types provided by g <= depth, for every alive g;
 //   (I3) alive_holders[t] = number of alive groups holding t.
 //
+// Relation to the graph kernels (graph.hpp). The controller runs its own search: an
+// incremental successive-shortest-path min-cost flow on the implicit graph type -> holder ->
+// sink, kept warm between events. It never calls hopcroft_karp, max_b_matching or
+// min_cost_flow; those kernels solve the same phases from scratch on explicit CSR arrays and
+// serve as independent references in the tests (and as general-purpose kernels).
+//
 // Algorithm. One failure displaces the failed group's few assigned types. A displaced type that
 // sits in an alive holder's top S layers goes there at cost 0 (that holder computes it without
 // providing it, so its load is below S). The rest are routed by successive shortest augmenting
@@ -34,6 +40,23 @@
 // small unless spare capacity is nearly exhausted. A full solve is O(E log E) per augmentation
 // in the worst case, with E = N * height, and in practice close to O(E).
 //
+// Limits. n_groups * height < 2**31; move costs in [0, 2**40] with n_groups * height *
+// max(move_cost) <= 2**56 (types.hpp), checked before any work, so no total overflows.
+//
+// Thread safety. A Controller is a plain value: not internally synchronised, so drive one
+// controller from one thread at a time (distinct controllers are independent; `solve` is
+// reentrant). The Python binding serialises the calls on one controller with a mutex.
+//
+// Snapshots. snapshot() writes a binary image (magic, version, the layout, the state, an
+// opaque caller `meta` string, an FNV-1a checksum against accidental corruption). restore()
+// trusts none of it: it rebuilds the controller from the layout and costs (re-deriving the
+// initial decision and the unit-cost flag and comparing them with the stored ones), checks
+// that each current stack is a permutation of its layout row, re-derives the alive-holder
+// counts (I3) and the loads (I2), checks every assignment (I1), that the wiped-out flag is set
+// exactly when some type has no alive holder, and that the depth equals a fresh solve's
+// minimal depth. The checksum is no defence against a deliberate edit that passes those
+// checks (say, events or meta): the Python layer adds an HMAC-SHA256 for that.
+//
 // References. J. E. Hopcroft, R. M. Karp, "An n^{5/2} algorithm for maximum matchings in
 // bipartite graphs", SIAM J. Comput. 2(4), 1973. J. Edmonds, R. M. Karp, "Theoretical
 // improvements in algorithmic efficiency for network flow problems", J. ACM 19(2), 1972.
@@ -47,6 +70,7 @@
 #include <utility>
 #include <vector>
 
+#include "spare_fast/types.hpp"
 #include "spare_fast/validate.hpp"
 
 namespace spare_fast {
@@ -64,16 +88,19 @@ struct Decision {
   // Minimal depth S*; 0 on wipe-out.
   std::int32_t depth = 0;
   // Minimal total move cost at depth S*; 0 on wipe-out.
-  std::int64_t moves = 0;
+  Cost moves = 0;
   // Number of (type, group) pairs swapped into a top layer (equals moves for unit costs).
   std::int64_t swaps = 0;
   // Flattened rows (type, group): types whose provider died in this event, with the survivor
   // that now provides them.
-  std::vector<std::int32_t> patch;
+  std::vector<Index> patch;
   // Wall-clock seconds spent deciding (validation included).
   double seconds = 0.0;
   // True when the decision needed the full solve (depth change, rejoin, restart).
   bool full_solve = false;
+  // The controller's event count after this event (0 for a stateless solve): a caller that
+  // reads the assignment later can tell whether another event has changed it since.
+  std::uint64_t event = 0;
 };
 
 class Controller {
@@ -81,24 +108,26 @@ class Controller {
   // stacks: n_groups x height row-major; every type in [0, T) appears equally often and at most
   // once per stack. move_cost: empty (all ones) or n_groups x height nonnegative costs.
   // Throws std::invalid_argument / std::out_of_range naming the first bad cell.
-  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-             Span<std::int64_t> move_cost);
+  Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<Cost> move_cost);
 
   // Events. Each validates its whole input first; a rejected call changes nothing.
-  Decision fail(Span<std::int32_t> groups);
-  Decision rejoin(Span<std::int32_t> groups);
+  Decision fail(Span<Index> groups);
+  Decision rejoin(Span<Index> groups);
   Decision restart();
 
   // Stateless from-scratch decision on `stacks` (the current orders) and `alive`. Writes the
   // assignment (T entries, -1 on wipe-out) and the reordered stacks if the pointers are given.
-  static Decision solve(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-                        Span<std::uint8_t> alive, Span<std::int64_t> move_cost,
-                        std::vector<std::int32_t>* assignment_out,
-                        std::vector<std::int32_t>* stacks_out);
+  static Decision solve(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+                        Span<std::uint8_t> alive, Span<Cost> move_cost,
+                        std::vector<Index>* assignment_out,
+                        std::vector<Index>* stacks_out);
 
-  // Serialisation: a self-checking binary image (magic, version, sizes, arrays, checksum).
-  std::string snapshot() const;
-  static Controller restore(const std::string& data);
+  // Serialisation (see "Snapshots" above). `meta` is stored verbatim and handed back by
+  // restore through `meta_out` (the Python layer keeps the layout's kind and seed there).
+  // restore throws std::invalid_argument ("snapshot: ...") for any inconsistency.
+  std::string snapshot(const std::string& meta = std::string()) const;
+  static Controller restore(const std::string& data, std::string* meta_out = nullptr);
 
   std::int32_t n_groups() const { return n_groups_; }
   std::int32_t n_types() const { return n_types_; }
@@ -110,6 +139,8 @@ class Controller {
   std::uint64_t events() const { return events_; }
   const std::int32_t* stacks() const { return stacks_.data(); }
   const std::int32_t* initial_stacks() const { return initial_stacks_.data(); }
+  // The stacks as the caller gave them (before the initial decision reordered them).
+  const std::int32_t* layout_stacks() const { return layout_stacks_.data(); }
   const std::uint8_t* alive() const { return alive_.data(); }
   const std::int32_t* assignment() const { return assign_.data(); }
   const std::int32_t* load() const { return load_.data(); }
@@ -118,12 +149,14 @@ class Controller {
 
  private:
   struct NoInitTag {};
-  Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-             Span<std::int64_t> move_cost, NoInitTag);
+  Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
+             Span<Cost> move_cost, NoInitTag);
+  // Rebuilds the (group, layer) <-> holder-slot maps for the current stacks_.
+  void index_slots();
 
   // Layer of holder slot k (= t * R + i) in its group's current stack.
   std::int64_t cost_of_slot(std::int64_t slot) const;
-  void validate_groups(Span<std::int32_t> groups, bool want_alive) const;
+  void validate_groups(Span<Index> groups, bool want_alive) const;
   void set_all_alive();
   // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
   // "before" reference. Returns false on wipe-out (some type has no alive holder).
@@ -151,29 +184,30 @@ class Controller {
   bool unit_costs_ = true;
   std::uint64_t events_ = 0;
 
-  std::vector<std::int32_t> initial_stacks_;  // the layout, for restart()
-  std::vector<std::int32_t> stacks_;          // current order, n_groups x height
+  std::vector<Index> layout_stacks_;   // the layout as given
+  std::vector<Index> initial_stacks_;  // the layout after the initial decision, for restart()
+  std::vector<Index> stacks_;          // current order, n_groups x height
   std::vector<std::int64_t> move_cost_;       // per (group, layer); empty when unit_costs_
-  std::vector<std::int32_t> holder_;          // holder slot k = t * R + i -> group
-  std::vector<std::int32_t> slot_layer_;      // holder slot -> layer in that group's stack
-  std::vector<std::int32_t> cell_slot_;       // (group, layer) -> holder slot
+  std::vector<Index> holder_;          // holder slot k = t * R + i -> group
+  std::vector<Index> slot_layer_;      // holder slot -> layer in that group's stack
+  std::vector<Index> cell_slot_;       // (group, layer) -> holder slot
   std::vector<std::uint8_t> alive_;
-  std::vector<std::int32_t> alive_holders_;   // (I3)
-  std::vector<std::int32_t> assign_;          // type -> provider group, -1 if none
-  std::vector<std::int32_t> load_;            // (I2)
+  std::vector<Index> alive_holders_;   // (I3)
+  std::vector<Index> assign_;          // type -> provider group, -1 if none
+  std::vector<Index> load_;            // (I2)
 
   // Restart state: the initial decision, computed once.
-  std::vector<std::int32_t> initial_assign_;
+  std::vector<Index> initial_assign_;
   std::int32_t initial_depth_ = 1;
   std::int64_t initial_moves_ = 0;  // the initial decision's cost against the layout's order
   std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
   std::vector<std::int64_t> dist_;
-  std::vector<std::int32_t> parent_;       // previous node on the shortest path
+  std::vector<Index> parent_;       // previous node on the shortest path
   std::vector<std::uint32_t> dist_stamp_;  // dist_/parent_ valid iff == search_stamp_
   std::vector<std::uint8_t> settled_;
-  std::vector<std::int32_t> settled_list_;
+  std::vector<Index> settled_list_;
   std::uint32_t search_stamp_ = 0;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_;  // Dijkstra queue (binary heap)
   std::deque<std::pair<std::int64_t, std::int32_t>> deque_;  // 0-1 BFS queue
@@ -187,7 +221,7 @@ class Controller {
   std::uint32_t pot_epoch_ = 0;
   std::int64_t pot_shift_ = 0;
   // Types whose provider changed during the event, for the move count.
-  std::vector<std::int32_t> changed_;
+  std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;
   // Depth used to price edges (0 inside the top price_depth_ layers). Stacks are reordered only
   // at the end of an event, so slot_layer_ holds the before-event layers while it is decided.

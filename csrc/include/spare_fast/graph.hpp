@@ -76,20 +76,20 @@ namespace spare_fast {
 // left vertices; every index must lie in [0, n_right). Returns, for every left vertex, its
 // matched right vertex or -1. Greedy first-fit (or Karp-Sipser) start, then Hopcroft-Karp
 // phases.
-std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int32_t> indices,
+std::vector<Index> hopcroft_karp(Span<Index> indptr, Span<Index> indices,
                                         std::int64_t n_right);
 
 // Maximum bipartite b-matching: right vertex j takes at most capacity[j] >= 0 left vertices,
 // a left vertex takes at most one right vertex. n_right = capacity.size. Returns, for every
 // left vertex, its right vertex or -1; the number of assigned left vertices is maximum.
-std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
-                                         Span<std::int64_t> capacity);
+std::vector<Index> max_b_matching(Span<Index> indptr, Span<Index> indices,
+                                         Span<Cost> capacity);
 
 // The same, with the work budget of the augmenting-search pass given (entries and slots
 // scanned; negative: the default 4 (E + n_left + n_slots)); past it Hopcroft-Karp phases
 // finish. For tests, which drive both stages through it; callers use the overload above.
-std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::int32_t> indices,
-                                         Span<std::int64_t> capacity, std::int64_t search_budget);
+std::vector<Index> max_b_matching(Span<Index> indptr, Span<Index> indices,
+                                         Span<Cost> capacity, std::int64_t search_budget);
 
 // Outcome of min_cost_flow (values shared with the Python enum spare_fast.graph).
 enum class MinCostFlowStatus : std::int32_t {
@@ -114,8 +114,8 @@ struct MinCostFlowResult {
 // Self-loops and parallel arcs are allowed. Overflow is checked up front (status kOverflow):
 // the sum of positive supplies, n_nodes * max cost (potentials) and
 // sum_a min(capacity[a], total supply) * cost[a] (the total cost) must fit int64 with margin.
-MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
-                                Span<std::int32_t> head, Span<std::int64_t> capacity,
-                                Span<std::int64_t> cost, Span<std::int64_t> supply);
+MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<Index> tail,
+                                Span<Index> head, Span<Cost> capacity,
+                                Span<Cost> cost, Span<Cost> supply);
 
 }  // namespace spare_fast

@@ -41,7 +41,7 @@ namespace spare_fast {
 // stacks has n_groups * height entries. Throws std::invalid_argument (bad shape, repeated
 // type in a stack, type without holder, negative counts) or std::out_of_range (a type id
 // outside [0, n_types)) before any work.
-std::vector<std::int64_t> survived_failures(Span<std::int32_t> stacks, std::int32_t n_groups,
+std::vector<std::int64_t> survived_failures(Span<Index> stacks, std::int32_t n_groups,
                                             std::int32_t height, std::int32_t n_types,
                                             std::uint64_t seed, std::int64_t first_trial,
                                             std::int64_t n_trials, std::int32_t threads = 1);

@@ -32,14 +32,14 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_fast._graph_instances import (
+from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
+from spare_fast.testing.graph_instances import (
     expand_capacity,
     minimal_depth,
     move_network,
     random_bipartite,
     spare_bipartite,
 )
-from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
 
 R = 20
 FAILED = 0.3

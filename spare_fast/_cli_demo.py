@@ -18,7 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def demo_controller(seed: int = 0) -> None:
     """A failure trajectory at N = 100,000, r = 20 and one from-scratch decision vs OR-Tools."""
-    from spare_fast import bench
+    from spare_fast.testing import bench
 
     n, r = 100_000, 20
     print(f"\n== Controller: one failure at a time until wipe-out, N = {n:,}, r = {r}, sidon ==")
@@ -86,13 +86,13 @@ def demo_kernels(seed: int, n_groups: int = 100_000, redundancy: int = 20) -> No
     """
     import numpy as np
 
-    from spare_fast._graph_instances import (
+    from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
+    from spare_fast.testing.graph_instances import (
         expand_capacity,
         minimal_depth,
         move_network,
         spare_bipartite,
     )
-    from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
 
     g = spare_bipartite(n_groups, redundancy, failed_fraction=0.3, seed=seed)
     print(

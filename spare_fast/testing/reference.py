@@ -56,7 +56,7 @@ def brute_force(stacks, alive, move_cost=None):
 
 def ortools_reference(stacks, alive, move_cost=None):
     """(status, depth, moves) from the OR-Tools peer pipeline (max flow, then min-cost flow)."""
-    from spare_fast.peers import ortools_decision
+    from spare_fast.testing.peers import ortools_decision
 
     d = ortools_decision(stacks, alive, move_cost)
     return d.status, d.depth, d.moves

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from spare_fast import theory
-from spare_fast.layout import Layout
+from spare_fast.layout import Layout, domain_aware_layout, make_layout
 from spare_fast.sim import _formulas
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
 from spare_fast.sim.scenario import Scenario
@@ -145,66 +145,14 @@ class _Draws:
 def default_redundancy(groups: int) -> int:
     """The paper's optimal-redundancy rule r* = floor(log2 N + 0.833), capped at N.
 
+    :func:`spare_fast.theory.optimal_redundancy` for one N.
+
     Examples
     --------
     >>> default_redundancy(600)
     10
     """
-    return max(1, min(int(groups), int(math.floor(math.log2(groups) + 0.833))))
-
-
-def domain_aware_layout(groups: int, redundancy: int, racks: int) -> Layout:
-    """A cyclic layout whose holders of any one type sit in ``min(r, racks)`` distinct racks.
-
-    Racks are contiguous blocks of groups (``g * racks // groups``).  The cyclic layout is laid
-    over the groups visited rack by rack round-robin, so the r cyclically consecutive holders
-    of a type come from r consecutive racks.  Layer 0 stays a permutation.
-
-    Examples
-    --------
-    >>> st = domain_aware_layout(8, 2, 4).stacks
-    >>> sorted(st[:, 0].tolist()) == list(range(8))
-    True
-    """
-    n, r, R = int(groups), int(redundancy), int(racks)
-    rack = (np.arange(n) * R) // n
-    # Round-robin order over racks: position p takes the next unused group of rack p mod R.
-    members = [np.flatnonzero(rack == q).tolist() for q in range(R)]
-    order: list[int] = []
-    cursor = [0] * R
-    q = 0
-    while len(order) < n:
-        if cursor[q] < len(members[q]):
-            order.append(members[q][cursor[q]])
-            cursor[q] += 1
-        q = (q + 1) % R
-    perm = np.asarray(order)  # position -> group
-    cyc = Layout.cyclic(n, r).stacks
-    stacks = np.empty_like(cyc)
-    # Group perm[p] plays the cyclic role of position p, holding types (p + l) mod N.
-    stacks[perm] = cyc
-    return Layout(stacks, kind="domain")
-
-
-def make_layout(
-    kind: str, groups: int, redundancy: int, *, seed: int = 0, racks: int = 1
-) -> Layout:
-    """Build a SPARe layout by name: cyclic, sidon, random or domain (rack-aware cyclic).
-
-    Examples
-    --------
-    >>> make_layout("cyclic", 6, 2).kind
-    'cyclic'
-    """
-    if kind == "cyclic":
-        return Layout.cyclic(groups, redundancy)
-    if kind == "sidon":
-        return Layout.sidon(groups, redundancy, seed=seed)
-    if kind == "random":
-        return Layout.random(groups, redundancy, seed=seed)
-    if kind == "domain":
-        return domain_aware_layout(groups, redundancy, racks)
-    raise ValueError(f"layout = {kind!r} is not one of 'cyclic', 'sidon', 'random', 'domain'")
+    return int(theory.optimal_redundancy(groups))
 
 
 def _resolve_scheme(

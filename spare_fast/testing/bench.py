@@ -18,15 +18,9 @@ import numpy as np
 
 import spare_fast
 from spare_fast.controller import Controller, Status, solve
-from spare_fast.layout import Layout
+from spare_fast.layout import make_layout
 
 __all__ = ["failure_trajectory", "from_scratch_vs_peer", "million_groups"]
-
-
-def _layout(kind: str, n_groups: int, redundancy: int, seed: int) -> Layout:
-    if kind in ("random", "sidon"):
-        return getattr(Layout, kind)(n_groups, redundancy, seed=seed)
-    return getattr(Layout, kind)(n_groups, redundancy)
 
 
 def failure_trajectory(
@@ -48,7 +42,7 @@ def failure_trajectory(
     >>> r["failures"] > 0 and r["median_us"] > 0
     True
     """
-    ctl = Controller(_layout(layout, n_groups, redundancy, seed))
+    ctl = Controller(make_layout(layout, n_groups, redundancy, seed=seed))
     order = np.random.default_rng(seed).permutation(n_groups).tolist()
     lat = np.empty(n_groups)
     depth_sum = moves = full = 0
@@ -104,7 +98,7 @@ def from_scratch_vs_peer(
     dict
         depth, moves, solve_s, peer_s, ratio (peer_s / solve_s), agree.
     """
-    lay = _layout(layout, n_groups, redundancy, seed)
+    lay = make_layout(layout, n_groups, redundancy, seed=seed)
     rng = np.random.default_rng(seed)
     alive = np.ones(n_groups, dtype=bool)
     alive[rng.choice(n_groups, int(round(failed * n_groups)), replace=False)] = False

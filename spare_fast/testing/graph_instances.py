@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spare_fast.layout import Layout
+from spare_fast.layout import make_layout
 
 __all__ = [
     "SpareBipartite",
@@ -78,12 +78,7 @@ def spare_bipartite(
     >>> g.n_types, g.n_alive, int(g.indptr[-1])
     (10, 7, 21)
     """
-    if layout == "cyclic":
-        lay = Layout.cyclic(n_groups, redundancy)
-    elif layout == "random":
-        lay = Layout.random(n_groups, redundancy, seed=seed)
-    else:
-        raise ValueError(f"layout = {layout!r} is not 'cyclic' or 'random'")
+    lay = make_layout(layout, n_groups, redundancy, seed=seed)
     rng = np.random.default_rng(seed)
     n_failed = int(round(failed_fraction * n_groups))
     alive = np.ones(n_groups, dtype=bool)

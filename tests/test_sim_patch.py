@@ -74,6 +74,22 @@ def test_a_patch_taken_on_earlier_in_the_step_is_not_charged_twice():
     assert layers == [1, 1, 0, 1, 0]
 
 
+def test_a_group_back_mid_step_computes_nothing_in_that_step():
+    # Group 0 fails; the next step runs at depth 2 without it.  It rejoins mid-step, then
+    # group 1 fails and type 1 goes to group 0 (its second layer, inside the step's depth 2),
+    # but group 0 was not computing in this step: one layer.
+    ctl = Controller(Layout.cyclic(6, 3))
+    ctl.fail(0)
+    ctl.rejoin(0)
+    assert ctl.fail(1).patch.tolist() == [[1, 0]]
+    scheme = SpareScheme(SC, Layout.cyclic(6, 3))
+    scheme.begin_step()
+    scheme.fail([0])
+    scheme.begin_step()
+    scheme.rejoin([0])
+    assert scheme.fail([1]).patch_layers == 1
+
+
 def _scripted(monkeypatch, script: list[tuple[float, int]]) -> None:
     """Failures of named groups at given times, in order (none is drawn at random)."""
     pending = list(script)

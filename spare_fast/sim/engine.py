@@ -23,9 +23,11 @@ from the real :class:`spare_fast.Controller`):
   (CKPT-only), r (replication) or the SPARe stack depth.  A depth change decided during a
   step applies from the next step.
 * **A masked failure mid-step** adds the decision and communicator-shrink time plus the patch
-  compute (the busiest survivor's extra layers) to the compute phase; during the all-reduce
-  phase the partial all-reduce is lost and rerun after the patch.  A masked failure during a
-  checkpoint save does not disturb the save.
+  compute to the compute phase: a patch row costs a layer on its new provider unless that
+  group already computes the type in this step (its layers at the step's starting depth, or a
+  patch it took on earlier in the step), and the busiest provider sets the wait; during the
+  all-reduce phase the partial all-reduce is lost and rerun after the patch.  A masked
+  failure during a checkpoint save does not disturb the save.
 * **A wipe-out** (and every CKPT-only failure) loses the step in progress and every step since
   the last committed checkpoint (rework), then costs ``restart`` seconds; afterwards all
   groups are back, the layout is reset and the depth is 1.
@@ -450,6 +452,7 @@ class _Run:
         self.step_end = self.compute_end + self.a
         self.step_rec = 0.0
         self.at_boundary = False
+        self.scheme.begin_step()
 
     def _finish_step(self) -> None:
         S = self.step_S

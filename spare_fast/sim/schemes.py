@@ -71,6 +71,9 @@ class CheckpointScheme:
         """Alive groups whose failure alone forces a restart: all of them."""
         return self.n_groups
 
+    def begin_step(self) -> None:
+        pass
+
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         return FailureOutcome(wipeout=True)
 
@@ -122,6 +125,9 @@ class ReplicationScheme:
             theory.endurable_failures_replication(self.sets * self.redundancy, self.redundancy)
         )
 
+    def begin_step(self) -> None:
+        pass
+
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         r = self.redundancy
         alive = self._alive_in_set
@@ -160,10 +166,13 @@ class SpareScheme:
 
     Notes
     -----
-    Patch compute: for each ``(type, group)`` row of ``Decision.patch``, the new provider must
-    compute the type in the current step unless the type already sat in its top-S layers
-    before the event (it was computing it anyway, only not providing it).  The step then
+    Patch compute: a step computes, on every alive group, its top layers at the step's
+    starting depth plus the patch types it has taken on so far in this step (a depth change
+    applies from the next step).  Each ``(type, group)`` row of ``Decision.patch`` costs one
+    layer on that group unless it already computes the type in this step; the step then
     lasts as long as its busiest patching survivor: ``max`` over groups of the extra layers.
+    The engine calls :meth:`begin_step` when a step starts; the step's starting layers are
+    copied at its first event.
     """
 
     name = "spare"
@@ -182,6 +191,10 @@ class SpareScheme:
         self._control = 0.0 if self._measured else float(scenario.controller_time or 0.0)
         self._shrink = float(scenario.shrink_time)
         self.decision_seconds = 0.0
+        # What the step in progress computes: top layers at its starting depth (copied at its
+        # first event; None before that) and, per group, the patch types taken on since.
+        self._step_top: np.ndarray | None = None
+        self._step_extra: dict[int, set[int]] = {}
         # Coverage bookkeeping for the expected-cost restart rule: the groups holding each
         # type (a controller reorders stacks but never changes what a group holds), how many
         # of them are alive, and for each alive group the number of types it alone still holds.
@@ -234,10 +247,20 @@ class SpareScheme:
         """mu(N, r) = Gamma(1 + 1/r) N^(1 - 1/r)."""
         return float(theory.endurable_failures(self.n_groups, self.redundancy))
 
+    def begin_step(self) -> None:
+        """A new step starts: it computes the current stacks at the current depth."""
+        self._step_top = None
+
+    def _step_layers(self) -> np.ndarray:
+        """The step's starting layers, copied at its first event (before the event applies)."""
+        if self._step_top is None:
+            self._step_top = np.array(self._ctl.stacks[:, : int(self._ctl.depth)])
+            self._step_extra = {}
+        return self._step_top
+
     def fail(self, groups: Sequence[int]) -> FailureOutcome:
         ctl = self._ctl
-        depth = int(ctl.depth)
-        before = np.array(ctl.stacks, copy=True)
+        top = self._step_layers()
         d = ctl.fail(np.array(groups, dtype=np.int32))
         self.decision_seconds += float(d.seconds)
         if d.status == self._wipeout:
@@ -253,15 +276,27 @@ class SpareScheme:
         layers = 0
         if patch.shape[0]:
             types, providers = patch[:, 0], patch[:, 1]
-            computed = (before[providers, :depth] == types[:, None]).any(axis=1)
+            computed = (top[providers] == types[:, None]).any(axis=1)
             if not computed.all():
-                layers = int(np.bincount(providers[~computed]).max())
+                extra = self._step_extra
+                load: dict[int, int] = {}
+                rows = patch[~computed].tolist()
+                for t, p in rows:
+                    taken = extra.setdefault(p, set())
+                    if t not in taken:
+                        taken.add(t)
+                        load[p] = load.get(p, 0) + 1
+                layers = max(load.values(), default=0)
         control = (float(d.seconds) if self._measured else self._control) + self._shrink
         return FailureOutcome(wipeout=False, patch_layers=layers, control=control)
 
     def rejoin(self, groups: Sequence[int]) -> None:
+        top = self._step_layers()
         d = self._ctl.rejoin(np.array(groups, dtype=np.int32))
         self.decision_seconds += float(d.seconds)
+        top[list(groups)] = -1  # back mid-step: computes nothing in the step in progress
+        for g in groups:
+            self._step_extra.pop(g, None)
         for g in groups if self._track else ():
             for t in self._types_of[g]:
                 if self._n_holders[t] == 1:
@@ -270,6 +305,7 @@ class SpareScheme:
             self._is_alive[g] = True
 
     def reset(self) -> None:
+        self._step_top = None
         d = self._ctl.restart()
         self.decision_seconds += float(d.seconds)
         if self._track:

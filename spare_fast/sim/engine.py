@@ -59,13 +59,25 @@ from typing import Any
 import numpy as np
 
 from spare_fast import theory
+from spare_fast._validation import check_seed
 from spare_fast.layout import Layout, domain_aware_layout, make_layout
 from spare_fast.sim import _formulas
+from spare_fast.sim.failures import Draws, FailureModel, failure_model
+from spare_fast.sim.ledger import Ledger
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
 from spare_fast.sim.scenario import Scenario
-from spare_fast.sim.schemes import SCHEMES, CheckpointScheme, ReplicationScheme, SpareScheme
+from spare_fast.sim.schemes import DEFAULT_LAYOUT, Scheme, default_redundancy, make_scheme
 
-__all__ = ["EventQueue", "default_redundancy", "make_layout", "simulate"]
+# Re-exported from here as before the split: the layouts and the scheme defaults.
+__all__ = [
+    "DEFAULT_LAYOUT",
+    "EventQueue",
+    "TimelineEvent",
+    "default_redundancy",
+    "domain_aware_layout",
+    "make_layout",
+    "simulate",
+]
 
 _RUN, _SAVE, _RESTART, _DONE = 0, 1, 2, 3
 # Event kinds, listed in tie-break priority: at equal times a restart or save ends before a
@@ -75,11 +87,6 @@ _EV_RESTART_END, _EV_SAVE_END, _EV_REPAIR, _EV_FAILURE = 0, 1, 2, 3
 #: Safety stop: a run that needs more events than this (a failure storm far beyond any
 #: realistic scenario, e.g. per-GPU lifetimes of microseconds) ends as incomplete.
 MAX_EVENTS = 20_000_000
-
-#: Default SPARe layout kind.  Measured (README, 5 seeds, N = 200/600/1000, r = 4..10): random
-#: and sidon tie within noise and beat cyclic by 6-11% at each N's best r; random exists for
-#: every (N, r) while a sidon layout needs N >= r(r-1)+1 and can fail near that bound.
-DEFAULT_LAYOUT = "random"
 
 
 def _checkpoint_period(save: float, restart: float, mean_time_between_restarts: float) -> float:
@@ -125,82 +132,6 @@ class EventQueue:
         return len(self._heap)
 
 
-class _Draws:
-    """Batched draws from one generator stream (numpy calls cost ~1 us each; batches don't)."""
-
-    __slots__ = ("_fn", "_buf", "_i")
-
-    def __init__(self, fn: Any) -> None:
-        self._fn = fn
-        self._buf: list[float] = []
-        self._i = 0
-
-    def next(self) -> float:
-        if self._i >= len(self._buf):
-            self._buf = self._fn(1024).tolist()
-            self._i = 0
-        v = self._buf[self._i]
-        self._i += 1
-        return v
-
-
-def default_redundancy(groups: int) -> int:
-    """The paper's optimal-redundancy rule r* = floor(log2 N + 0.833), capped at N.
-
-    :func:`spare_fast.theory.optimal_redundancy` for one N.
-
-    Examples
-    --------
-    >>> default_redundancy(600)
-    10
-    """
-    return int(theory.optimal_redundancy(groups))
-
-
-def _resolve_scheme(
-    scenario: Scenario,
-    scheme: str,
-    redundancy: int | None,
-    layout: Layout | str | None,
-    seed: int = 0,
-) -> CheckpointScheme | ReplicationScheme | SpareScheme:
-    if not isinstance(scheme, str) or scheme not in SCHEMES:
-        raise ValueError(f"scheme = {scheme!r} is not one of {', '.join(map(repr, SCHEMES))}")
-    if redundancy is not None:
-        if isinstance(redundancy, bool) or not isinstance(redundancy, (int, np.integer)):
-            raise TypeError(f"redundancy = {redundancy!r} must be an int")
-        if not 1 <= int(redundancy) <= scenario.groups:
-            raise ValueError(f"redundancy = {redundancy} is not in [1, groups = {scenario.groups}]")
-    if scheme == "checkpoint":
-        if redundancy not in (None, 1):
-            raise ValueError(f"redundancy = {redundancy} makes no sense for 'checkpoint' (use 1)")
-        if layout is not None:
-            raise ValueError("layout must be None for the 'checkpoint' scheme")
-        return CheckpointScheme(scenario)
-    if scheme == "replication":
-        if layout is not None:
-            raise ValueError("layout must be None for 'replication' (replica sets are fixed)")
-        return ReplicationScheme(scenario, 3 if redundancy is None else int(redundancy))
-    if isinstance(layout, Layout):
-        if layout.n_groups != scenario.groups or layout.n_types != scenario.groups:
-            raise ValueError(
-                f"layout has {layout.n_groups} groups and {layout.n_types} types; the scenario "
-                f"needs groups = types = {scenario.groups}"
-            )
-        if redundancy is not None and int(redundancy) != layout.redundancy:
-            raise ValueError(
-                f"redundancy = {redundancy} disagrees with layout.redundancy = {layout.redundancy}"
-            )
-        lay = layout
-    else:
-        r = default_redundancy(scenario.groups) if redundancy is None else int(redundancy)
-        kind = DEFAULT_LAYOUT if layout is None else layout
-        if not isinstance(kind, str):
-            raise TypeError(f"layout = {layout!r} must be a Layout, a layout name or None")
-        lay = make_layout(kind, scenario.groups, r, seed=seed, racks=scenario.racks)
-    return SpareScheme(scenario, lay)
-
-
 class _Run:
     """State of one simulation; see the module docstring for the model."""
 
@@ -208,32 +139,22 @@ class _Run:
     #: the one-step-at-a-time path).
     batching = True
 
-    def __init__(self, sc: Scenario, scheme: Any, seed: int, record: bool) -> None:
+    def __init__(self, sc: Scenario, scheme: Scheme, seed: int, record: bool) -> None:
         self.sc = sc
         self.scheme = scheme
         self.record = record
         ss = np.random.SeedSequence(int(seed))
         fail_ss, victim_ss, jitter_ss, repair_ss = ss.spawn(4)
-        k, lam = float(sc.weibull_shape), sc.weibull_scale
         g_fail = np.random.default_rng(fail_ss)
         g_vic = np.random.default_rng(victim_ss)
         g_rep = np.random.default_rng(repair_ss)
         self.g_jit = np.random.default_rng(jitter_ss)
-        self.interarrival = _Draws(lambda n: g_fail.weibull(k, n) * lam)
-        # A group fails at the first failure of its U/N hardware units, each Weibull with mean
-        # U * mtbf: the minimum is Weibull with scale U lam (U/N)^(-1/k).  U = N (per_group),
-        # the scenario's failure_units, or every GPU (per_gpu).
-        units = sc.failure_unit_count
-        glam = units * lam * (units / sc.groups) ** (-1.0 / k)
-        self.g_fail = g_fail
-        self.glam = glam
-        self.k_shape = k
-        self.group_life = _Draws(lambda n: g_fail.weibull(k, n) * glam)
-        self.uniform = _Draws(g_vic.random)
+        self.uniform = Draws(g_vic.random)
+        self.repair_time: Draws | None = None
         if sc.repair is not None:
             sig = float(sc.repair_sigma)
             mu_log = math.log(float(sc.repair)) - 0.5 * sig * sig  # lognormal with that mean
-            self.repair_time = _Draws(lambda n: g_rep.lognormal(mu_log, sig, n))
+            self.repair_time = Draws(lambda n: g_rep.lognormal(mu_log, sig, n))
         # Jitter prefix sums over executed steps: P[i] = sum of u[0..i-1].
         self.jitter = float(sc.jitter)
         self.P = np.zeros(1)
@@ -256,34 +177,14 @@ class _Run:
         for g in range(n):
             self.rack_members[self.rack[g]].append(g)
         self.q = EventQueue()
-        # Operational failure clock.
-        self.rate = n / sc.groups
-        self.op_at = 0.0
-        self.t_at = 0.0
-        self.op_next = self.interarrival.next() if math.isfinite(self.mtbf) else math.inf
-        self.op_last_fail = 0.0
-        self.fail_version = 0
-        # Per-group failure model: each group's own Weibull lifetime (mean groups * mtbf), all
-        # fresh after a restart; a repaired group is fresh too.
-        self.per_group = sc.failure_model in ("per_group", "per_gpu")
-        # Without repairs every alive group has the same age (time since the last restart),
-        # so the next failure among n of them is exact in O(1): the cluster's cumulative
-        # hazard from age a is n ((a + x) / lam)^k - n (a / lam)^k, equal to an Exp(1) draw.
-        self.common_age = (
-            self.per_group
-            and sc.repair is None
-            and sc.restart_renews == "all"
-            and not sc.restart_aging
-        )
-        self.renew_all = sc.restart_renews == "all"
-        self.restart_aging = bool(sc.restart_aging)
+        self.t = 0.0
+        # When failures come and whom they hit (sim/failures.py): the operational clock of the
+        # renewal model or the groups' lifetimes.
+        self.failures_model: FailureModel = failure_model(sc, g_fail, n)
+        self.fail_version = 0  # failure events of older versions are stale
+        # The victim the failure event being handled names (-1: none, draw a uniform one).
+        self.event_victim = -1
         self.sync_jitter = bool(sc.sync_jitter)
-        self.exp1 = _Draws(g_fail.standard_exponential)
-        if self.per_group:
-            self.group_scale = sc.groups * sc.weibull_scale
-            self.life = np.full(n, math.inf)
-            self.t = 0.0
-            self._fresh_lives(range(n))
         self.epoch = 0  # restart epoch: repairs scheduled before a restart are void after it
         # Checkpoint period.
         mu = scheme.endurable_failures()
@@ -310,7 +211,6 @@ class _Run:
             self.policy_rate = 1.0 / float(j)
         self.policy_weight = mu * self.mtbf + self.T_r
         # Training state.
-        self.t = 0.0
         self.phase = _RUN
         self.done = 0
         self.ckpt = 0
@@ -318,18 +218,15 @@ class _Run:
         self.k_exec = 0
         self.restart_after_save = False
         self.save_start = 0.0
-        self.resume_time = 0.0
         # Accounting (committed + pending since the last checkpoint).
-        self.useful = self.redund = self.jit = self.recov = 0.0
-        self.p_useful = self.p_redund = self.p_jit = self.p_recov = 0.0
-        self.rework = self.ckpt_loss = self.restart_loss = 0.0
+        self.ledger = Ledger()
         self.depth_steps = 0
         self.exec_steps = 0
         self.restarts = self.planned_restarts = self.failures = self.masked = 0
         self.groups_failed = self.rejoins = self.checkpoints = self.lost_saves = 0
         self.events = 0
         self.truncated = False
-        self.timeline: list[tuple[float, int, int, int, int]] = []
+        self.timeline: list[tuple[float, TimelineEvent, int, int, int]] = []
         # Current step.
         self.step_start = self.compute_end = self.step_end = 0.0
         self.step_S = 1
@@ -361,81 +258,21 @@ class _Run:
         return 2.0 * ((u + 1.0) * 0.5) ** (1.0 / n) - 1.0
 
     # -- failure clock ---------------------------------------------------------------------
+    @property
+    def rate(self) -> float:
+        """The share of the job's groups alive (0 during a restart): the failure clock's rate."""
+        return self.failures_model.rate
+
     def _set_rate(self, rate: float) -> None:
-        self.op_at += (self.t - self.t_at) * self.rate
-        self.t_at = self.t
-        self.rate = rate
+        self.failures_model.set_rate(self.t, rate)
         self._schedule_failure()
-
-    def _fresh_lives(self, groups: Any) -> None:
-        if not math.isfinite(self.mtbf) or self.common_age:
-            return
-        if isinstance(groups, range) and len(groups) == self.n_used:
-            self.life[:] = self.t + self.g_fail.weibull(self.k_shape, self.n_used) * self.glam
-            return
-        for g in groups:
-            self.life[g] = self.t + self.group_life.next()
-
-    def _restart_lives(self) -> None:
-        """At a restart's start: which hardware is replaced, and whether its age runs on.
-
-        Dead groups (and the wipe-out's victims) have an infinite lifetime here."""
-        if self.common_age:
-            return
-        life, t = self.life, self.t
-        if self.restart_aging:
-            # Replacement hardware is installed now and ages during the restart.
-            new = ~np.isfinite(life) if not self.renew_all else np.ones(self.n_used, bool)
-            life[new] = t + self.g_fail.weibull(self.k_shape, int(new.sum())) * self.glam
-            return
-        if self.renew_all:
-            life[:] = math.inf
-            return
-        # Frozen ages: keep each survivor's residual life, to resume at the restart's end.
-        self.residual = life - t
-        life[:] = math.inf
-
-    def _resume_lives(self) -> None:
-        """At a restart's end: the lifetimes the job resumes with."""
-        if self.common_age:
-            return
-        life, t = self.life, self.t
-        if self.restart_aging:
-            # Groups that died during the restart were replaced on the spot (renewal).
-            while True:
-                due = np.flatnonzero(life <= t)
-                if due.size == 0:
-                    break
-                life[due] += self.g_fail.weibull(self.k_shape, due.size) * self.glam
-            return
-        if self.renew_all:
-            self._fresh_lives(range(self.n_used))
-            return
-        res = self.residual
-        keep = np.isfinite(res)
-        life[keep] = t + res[keep]
-        dead = ~keep
-        life[dead] = t + self.g_fail.weibull(self.k_shape, int(dead.sum())) * self.glam
 
     def _schedule_failure(self) -> None:
         self.fail_version += 1
-        if self.common_age:
-            if self.rate > 0 and math.isfinite(self.mtbf):
-                lam, k = self.glam, self.k_shape
-                a = self.t - self.resume_time
-                x = (a / lam) ** k + self.exp1.next() / len(self.alive_list)
-                when = self.resume_time + lam * x ** (1.0 / k)
-                self.q.push(when, _EV_FAILURE, (self.fail_version, -1))
-            return
-        if self.per_group:
-            if self.rate > 0:
-                g = int(np.argmin(self.life))
-                if math.isfinite(self.life[g]):
-                    self.q.push(float(self.life[g]), _EV_FAILURE, (self.fail_version, g))
-            return
-        if self.rate > 0 and math.isfinite(self.op_next):
-            when = self.t_at + (self.op_next - self.op_at) / self.rate
-            self.q.push(when, _EV_FAILURE, (self.fail_version, 0))
+        if self.rate > 0:
+            when, victim = self.failures_model.next_failure(self.t, len(self.alive_list))
+            if math.isfinite(when):
+                self.q.push(when, _EV_FAILURE, (self.fail_version, victim))
 
     # -- steps -----------------------------------------------------------------------------
     def _start_step(self) -> None:
@@ -458,10 +295,9 @@ class _Run:
         S = self.step_S
         total = self.step_end - self.step_start
         base = S * self.c + self.a
-        self.p_useful += self.c + self.a
-        self.p_redund += (S - 1) * self.c
-        self.p_recov += self.step_rec
-        self.p_jit += total - self.step_rec - base
+        self.ledger.book(
+            self.c + self.a, (S - 1) * self.c, total - self.step_rec - base, self.step_rec
+        )
         self.t = self.step_end
         self.at_boundary = True
         self.done += 1
@@ -534,9 +370,7 @@ class _Run:
         """Book ``n`` failure-free steps at depth ``S`` that took ``tot`` seconds in all."""
         c, a = self.c, self.a
         d = S * c + a
-        self.p_useful += n * (c + a)
-        self.p_redund += n * (S - 1) * c
-        self.p_jit += tot - n * d
+        self.ledger.book(n * (c + a), n * (S - 1) * c, tot - n * d)
         self.t = self.t + tot
         self.done += n
         self.k_exec += n
@@ -580,13 +414,6 @@ class _Run:
         self._boundary(t_limit)
 
     # -- checkpoints, restarts, end ---------------------------------------------------------
-    def _commit(self) -> None:
-        self.useful += self.p_useful
-        self.redund += self.p_redund
-        self.jit += self.p_jit
-        self.recov += self.p_recov
-        self.p_useful = self.p_redund = self.p_jit = self.p_recov = 0.0
-
     def _start_save(self, restart_after: bool) -> None:
         self.phase = _SAVE
         self.save_start = self.t
@@ -594,19 +421,19 @@ class _Run:
         self.q.push(self.t + self.T_s, _EV_SAVE_END, self.epoch)
 
     def _finish(self) -> None:
-        self._commit()
+        self.ledger.commit()
         self.phase = _DONE
-        self._log(4)
+        self._log(TimelineEvent.DONE)
 
     def _restart(self, planned: bool) -> None:
+        led = self.ledger
         if self.phase == _RUN and not self.at_boundary:
-            self.rework += self.t - self.step_start
+            led.rework += self.t - self.step_start
         elif self.phase == _SAVE:
-            self.ckpt_loss += self.t - self.save_start
+            led.checkpoint += self.t - self.save_start
             self.lost_saves += 1
             self.restart_after_save = False  # a wipe-out pre-empted the planned restart
-        self.rework += self.p_useful + self.p_redund + self.p_jit + self.p_recov
-        self.p_useful = self.p_redund = self.p_jit = self.p_recov = 0.0
+        led.lose_pending()
         self.done = self.ckpt
         self.restarts += 1
         self.planned_restarts += int(planned)
@@ -619,38 +446,22 @@ class _Run:
             self.pos = list(range(n))
             self.is_alive = [True] * n
         self.phase = _RESTART
-        if self.per_group and math.isfinite(self.mtbf):
-            self._restart_lives()
+        self.failures_model.restart_begins(self.t)
         self._set_rate(0.0)
         self.q.push(self.t + self.T_r, _EV_RESTART_END, self.epoch)
-        self._log(1)
+        self._log(TimelineEvent.RESTART)
 
-    def _log(self, code: int) -> None:
+    def _log(self, event: TimelineEvent) -> None:
         if self.record:
             self.timeline.append(
-                (self.t, code, self.done, self.scheme.multiplier, len(self.alive_list))
+                (self.t, event, self.done, self.scheme.multiplier, len(self.alive_list))
             )
 
     def _time_for_failures(self, rem: float) -> float:
         """Expected wall time, from now, until ``rem`` more failures (seconds)."""
-        if self.per_group:
-            # Groups age together since the restart: the cluster's cumulative hazard is
-            # n_alive (a / lam_g)^k, so the time for ``rem`` more failures is closed-form.
-            k, lam = self.k_shape, self.glam
-            a = max(self.t - self.resume_time, 0.0)
-            n_alive = max(len(self.alive_list), 1)
-            return float(lam * ((a / lam) ** k + rem / n_alive) ** (1.0 / k) - a)
-        rate = (
-            max(self.rate, 1e-12)
-            if self.phase != _RESTART
-            else len(self.alive_list) / self.sc.groups
+        return self.failures_model.time_for_failures(
+            self.t, rem, len(self.alive_list), self.phase == _RESTART
         )
-        op_now = self.op_at + (self.t - self.t_at) * self.rate
-        age = max(op_now - self.op_last_fail, 0.0)
-        mrl = _formulas.weibull_mean_residual_life(
-            age, self.sc.weibull_shape, self.sc.weibull_scale
-        )
-        return float((mrl + (rem - 1.0) * self.mtbf) / rate)
 
     def _update_period(self) -> None:
         if not self.sc.dynamic_checkpoint or self.sc.period is not None:
@@ -703,24 +514,20 @@ class _Run:
             self.pos[last] = i
 
     def on_failure(self) -> None:
+        """The failure event at ``self.t`` (its victim, if it names one, in ``event_victim``)."""
         self.failures += 1
-        self.op_at += (self.t - self.t_at) * self.rate
-        self.t_at = self.t
-        self.op_last_fail = self.op_next
-        self.op_next += self.interarrival.next()
+        model = self.failures_model
+        model.record_failure(self.t)
         n_alive = len(self.alive_list)
-        if self.per_group and not self.common_age:
-            victim = self._pending_victim
-            self.life[victim] = math.inf
+        if model.names_victims:
+            victim = self.event_victim
         else:
             victim = self.alive_list[min(int(self.uniform.next() * n_alive), n_alive - 1)]
         if self.sc.rack_share > 0 and self.uniform.next() < self.sc.rack_share:
             victims = [g for g in self.rack_members[self.rack[victim]] if self.is_alive[g]]
-            if self.per_group and not self.common_age:
-                for g in victims:
-                    self.life[g] = math.inf
         else:
             victims = [victim]
+        model.kill(victims)
         out = self.scheme.fail(victims)
         self.groups_failed += len(victims)
         if out.wipeout:
@@ -729,7 +536,7 @@ class _Run:
         self.masked += 1
         for g in victims:
             self._kill(g)
-        if self.sc.repair is not None:
+        if self.repair_time is not None:
             for g in victims:
                 self.q.push(self.t + self.repair_time.next(), _EV_REPAIR, (self.epoch, g))
         if self.phase == _RUN and not self.at_boundary:
@@ -746,7 +553,7 @@ class _Run:
         self._set_rate(len(self.alive_list) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
-        self._log(0)
+        self._log(TimelineEvent.MASKED_FAILURE)
 
     def on_repair(self, g: int) -> None:
         if self.is_alive[g]:  # pragma: no cover - a dead group is repaired once per epoch
@@ -756,20 +563,19 @@ class _Run:
         self.pos[g] = len(self.alive_list)
         self.alive_list.append(g)
         self.rejoins += 1
-        if self.per_group:
-            self._fresh_lives([g])
+        self.failures_model.revive(g, self.t)
         self._set_rate(len(self.alive_list) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
-        self._log(3)
+        self._log(TimelineEvent.REJOIN)
 
     def on_save_end(self) -> None:
-        self._commit()
+        self.ledger.commit()
         self.ckpt = self.done
         self.checkpoints += 1
-        self.ckpt_loss += self.T_s
+        self.ledger.checkpoint += self.T_s
         self.ckpt_ref = self.t
-        self._log(2)
+        self._log(TimelineEvent.CHECKPOINT)
         if self.restart_after_save:
             self.phase = _RUN  # restart from a clean boundary: nothing to rework
             self.step_start = self.t
@@ -782,15 +588,13 @@ class _Run:
         self._boundary(self.q.peek_time())
 
     def on_restart_end(self) -> None:
-        self.restart_loss += self.T_r
+        self.ledger.restart += self.T_r
         self.phase = _RUN
         self.ckpt_ref = self.t
-        self.resume_time = self.t
-        if self.per_group and math.isfinite(self.mtbf):
-            self._resume_lives()
+        self.failures_model.restart_ends(self.t)
         self._set_rate(self.n_used / self.sc.groups)
         self._update_period()
-        self._log(5)
+        self._log(TimelineEvent.RESUME)
         self.at_boundary = True
 
     def run(self, horizon: float) -> None:
@@ -809,7 +613,7 @@ class _Run:
             if kind == _EV_FAILURE:
                 if payload[0] != self.fail_version:
                     continue
-                self._pending_victim = payload[1]
+                self.event_victim = payload[1]
             elif kind == _EV_REPAIR:
                 if payload[0] != self.epoch:
                     continue
@@ -892,9 +696,11 @@ def simulate(
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise TypeError(f"seed = {seed!r} must be a non-negative int")
-    sch = _resolve_scheme(scenario, scheme, redundancy, layout, int(seed))
+    try:
+        seed = check_seed("seed", seed)
+    except ValueError as exc:  # a negative seed is the wrong kind of value, as documented
+        raise TypeError(str(exc)) from None
+    sch = make_scheme(scenario, scheme, redundancy, layout, seed)
     wall0 = _time.perf_counter()
     run = _Run(scenario, sch, int(seed), timeline)
     horizon = scenario.horizon * scenario.t0
@@ -904,14 +710,7 @@ def simulate(
         run.t = horizon
     tl = np.array(run.timeline, dtype=TIMELINE_DTYPE) if timeline else None
     wall = run.t
-    losses = {
-        "restart": run.restart_loss,
-        "rework": run.rework,
-        "checkpoint": run.ckpt_loss,
-        "redundancy": run.redund,
-        "recovery": run.recov,
-        "jitter": run.jit,
-    }
+    losses = run.ledger.losses()
     down = losses["restart"] + losses["rework"] + losses["checkpoint"]
     return Report(
         scheme=sch.name,
@@ -923,7 +722,7 @@ def simulate(
         time_to_train=wall if completed else math.inf,
         t0=scenario.t0,
         wall_clock=wall,
-        useful=run.useful,
+        useful=run.ledger.useful,
         availability=(1.0 - down / wall) if wall > 0 else 1.0,
         restarts=run.restarts,
         planned_restarts=run.planned_restarts,
@@ -940,11 +739,8 @@ def simulate(
         endurable_failures=run.mu,
         losses=losses,
         events=run.events,
-        decision_seconds=getattr(sch, "decision_seconds", 0.0),
+        decision_seconds=sch.decision_seconds,
         sim_seconds=_time.perf_counter() - wall0,
         timeline=tl,
         scenario=scenario,
     )
-
-
-__all__ += ["DEFAULT_LAYOUT", "TimelineEvent", "domain_aware_layout"]

@@ -82,7 +82,8 @@ def demo_kernels(seed: int, n_groups: int = 100_000, redundancy: int = 20) -> No
     peer's on identical arrays: Hopcroft-Karp
     (types x alive groups) against scipy's ``maximum_bipartite_matching``; the b-matching at
     the minimal depth S against scipy on the slot-expanded graph; the move-minimising
-    min-cost flow (SPEC section 3) against OR-Tools' ``SimpleMinCostFlow`` when installed.
+    min-cost flow (docs/model.md, "The controller") against OR-Tools' ``SimpleMinCostFlow``
+    when installed.
     """
     import numpy as np
 

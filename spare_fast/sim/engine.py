@@ -1,5 +1,10 @@
 """The discrete-event engine: one pretraining run under failures.
 
+This module is the event loop (:class:`EventQueue`, ``_Run``, :func:`simulate`); when failures
+come is :mod:`spare_fast.sim.failures`, what they cost each scheme :mod:`spare_fast.sim.schemes`,
+and where the time goes :mod:`spare_fast.sim.ledger`.  The model is described in
+``docs/model.md``, "The simulator".
+
 Model (every choice below is a documented modelling decision; SPARe's decisions themselves come
 from the real :class:`spare_fast.Controller`):
 
@@ -28,12 +33,18 @@ from the real :class:`spare_fast.Controller`):
   patch it took on earlier in the step), and the busiest provider sets the wait; during the
   all-reduce phase the partial all-reduce is lost and rerun after the patch.  A masked
   failure during a checkpoint save does not disturb the save.
+* **Rep+CKPT** runs ``M = N // r`` replica sets of r groups; the ``N mod r`` leftover groups
+  are idle and never fail (``rep_leftover="idle"``, the default; ``"set"`` makes them one
+  smaller set).  A masked failure costs only the communicator shrink (no controller
+  decision); a set losing its last replica is a wipe-out.
 * **A wipe-out** (and every CKPT-only failure) loses the step in progress and every step since
   the last committed checkpoint (rework), then costs ``restart`` seconds; afterwards all
   groups are back, the layout is reset and the depth is 1.
 * **Checkpoints** are synchronous saves of ``save`` seconds, taken at the first step boundary
   at least ``period - save`` seconds after the previous save (or restart) ended; a save
-  interrupted by a restart is lost.  ``period=None`` uses T_c* with T_f = mu * mtbf.
+  interrupted by a restart is lost.  ``period=None`` uses T_c* with T_f = mu * mtbf, where mu
+  is ``Gamma(1 + 1/r) N^(1 - 1/r)`` for SPARe, ``r M^(1 - 1/r) Gamma(1 + 1/r)`` with
+  ``M = N // r`` for Rep+CKPT and 1 for CKPT-only.
 * **Restart policies** (beyond the paper).  ``restart_depth=d`` checkpoints and restarts once
   the depth reaches d; ``restart_policy="expected_cost"`` does so when a one-stage look-ahead
   (:meth:`_Run._evaluate_policy`) says the expected net work of continuing to the next failure

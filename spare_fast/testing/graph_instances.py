@@ -128,7 +128,7 @@ def minimal_depth(g: SpareBipartite) -> int:
 def move_network(
     g: SpareBipartite, depth: int
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The move-minimising min-cost-flow network of SPEC section 3 at ``depth``.
+    """The move-minimising min-cost-flow network (docs/model.md, "The controller") at ``depth``.
 
     Nodes: 0 the source, ``1..T`` the types, then the alive groups, last the sink. Arcs:
     source -> type (cap 1, cost 0), type -> alive holder (cap 1, cost 0 if the type sits in the

@@ -1,7 +1,8 @@
 """Independent references for the controller: brute force and OR-Tools.
 
 Neither uses spare_fast's solver: they recompute depth and moves from the definitions in
-SPEC.md section 3 (exhaustively, or with OR-Tools' max-flow and min-cost-flow solvers).
+docs/model.md, "The controller" (exhaustively, or with OR-Tools' max-flow and min-cost-flow
+solvers).
 """
 
 from __future__ import annotations

@@ -18,30 +18,9 @@ Examples
 
 from __future__ import annotations
 
-from spare_fast.theory.closed_forms import (
-    Duration,
-    availability,
-    checkpoint_period,
-    endurable_failures,
-    endurable_failures_exact,
-    endurable_failures_replication,
-    optimal_redundancy,
-    optimal_redundancy_numeric,
-    overhead_lower_bound,
-    time_to_train,
-)
+from spare_fast.theory import closed_forms
+from spare_fast.theory.closed_forms import *  # noqa: F403 - the formulas are the package's API
+from spare_fast.theory.closed_forms import Duration
 from spare_fast.theory.validation import validate
 
-__all__ = [
-    "Duration",
-    "availability",
-    "checkpoint_period",
-    "endurable_failures",
-    "endurable_failures_exact",
-    "endurable_failures_replication",
-    "optimal_redundancy",
-    "optimal_redundancy_numeric",
-    "overhead_lower_bound",
-    "time_to_train",
-    "validate",
-]
+__all__ = [*closed_forms.__all__, "Duration", "validate"]

@@ -1,4 +1,4 @@
-"""Controller benchmarks: trajectory latency, from-scratch solve against the peer, 1M groups.
+"""Speed figures: controller trajectories, solve() and the graph kernels against their peers.
 
 Used by ``spare-fast bench``, ``spare-fast demo`` and ``benchmarks/bench_controller.py``. Every
 figure is measured in the current process (the 1M-group case in a child process, so that its
@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,12 @@ import spare_fast
 from spare_fast.controller import Controller, Status, solve
 from spare_fast.layout import make_layout
 
-__all__ = ["failure_trajectory", "from_scratch_vs_peer", "million_groups"]
+__all__ = [
+    "failure_trajectory",
+    "from_scratch_vs_peer",
+    "graph_kernels_vs_peers",
+    "million_groups",
+]
 
 
 def failure_trajectory(
@@ -173,3 +179,107 @@ def million_groups(
     res = json.loads(out.stdout.strip().splitlines()[-1])
     res.update(n_groups=n_groups, redundancy=redundancy)
     return res
+
+
+def _timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[Any, float]:
+    """``fn()`` and its best wall time over ``repeat`` calls (a few ms are noise-prone)."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return out, best
+
+
+def graph_kernels_vs_peers(
+    n_groups: int = 100_000, redundancy: int = 20, seed: int = 0
+) -> dict[str, Any]:
+    """The three graph kernels on one SPARe-shaped instance, timed next to scipy and OR-Tools.
+
+    Fails 30% of ``n_groups`` groups of a cyclic layout at random (``seed``), then measures each
+    kernel's answer and wall time (best of 3 for the millisecond matchings) next to the
+    peer's on identical arrays: Hopcroft-Karp
+    (types x alive groups) against scipy's ``maximum_bipartite_matching``; the b-matching at
+    the minimal depth S against scipy on the slot-expanded graph; the move-minimising
+    min-cost flow (docs/model.md, "The controller") against OR-Tools' ``SimpleMinCostFlow``
+    when installed (``spare-fast demo`` prints the result).
+
+    Returns
+    -------
+    dict
+        n_types, n_alive, edges of the instance, and ``lines``: in order, ``("section", text)``
+        headers and notes, and ``("row", what, answer, seconds)`` measurements.
+    """
+    from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
+    from spare_fast.testing.graph_instances import (
+        expand_capacity,
+        minimal_depth,
+        move_network,
+        spare_bipartite,
+    )
+
+    g = spare_bipartite(n_groups, redundancy, failed_fraction=0.3, seed=seed)
+    lines: list[tuple[Any, ...]] = []
+    out: dict[str, Any] = {
+        "n_types": g.n_types,
+        "n_alive": g.n_alive,
+        "edges": int(g.indptr[-1]),
+        "lines": lines,
+    }
+
+    def note(text: str) -> None:
+        lines.append(("section", text))
+
+    def row(what: str, answer: str, seconds: float) -> None:
+        lines.append(("row", what, answer, seconds))
+
+    try:
+        import scipy.sparse as sp
+        from scipy.sparse.csgraph import maximum_bipartite_matching
+    except ImportError:  # the peers extra is optional for the kernels themselves
+        maximum_bipartite_matching = None
+        note("(scipy not installed: peer timings skipped; pip install 'spare-fast[peers]')")
+
+    def size(mate: Any) -> int:
+        return int(np.count_nonzero(np.asarray(mate) >= 0))
+
+    note("hopcroft_karp (maximum matching, types -> alive groups):")
+    mate, t = _timed(lambda: hopcroft_karp(g.indptr, g.indices, g.n_alive), 3)
+    row("spare_fast.graph.hopcroft_karp", f"matched {size(mate):,}", t)
+    if maximum_bipartite_matching is not None:
+        a = g.to_scipy()
+        ref, t = _timed(lambda: maximum_bipartite_matching(a, perm_type="column"), 3)
+        row("scipy maximum_bipartite_matching", f"matched {size(ref):,}", t)
+
+    depth = minimal_depth(g)
+    cap = np.full(g.n_alive, depth, dtype=np.int64)
+    note(f"max_b_matching (capacity S = {depth} per alive group, the minimal depth):")
+    mate, t = _timed(lambda: max_b_matching(g.indptr, g.indices, cap), 3)
+    row("spare_fast.graph.max_b_matching", f"assigned {size(mate):,}", t)
+    if maximum_bipartite_matching is not None:
+        (ip, ix, _, n_slots), t_exp = _timed(lambda: expand_capacity(g.indptr, g.indices, cap))
+        e = sp.csr_matrix((np.ones(ix.size, np.int8), ix, ip), shape=(g.n_types, n_slots))
+        ref, t = _timed(lambda: maximum_bipartite_matching(e, perm_type="column"), 3)
+        row(f"scipy on the expanded graph ({ix.size:,} edges)", f"assigned {size(ref):,}", t)
+        row("  + building the expanded graph", "", t_exp)
+
+    net = move_network(g, depth)
+    note(f"min_cost_flow (fewest moves at depth S = {depth}, {net[1].size:,} arcs):")
+    res, t = _timed(lambda: min_cost_flow(*net))
+    row("spare_fast.graph.min_cost_flow", f"{res.status.name}, moves {res.total_cost:,}", t)
+    try:
+        from ortools.graph.python import min_cost_flow as ortools_mcf
+    except ImportError:
+        note("  (OR-Tools not installed: peer skipped; pip install 'spare-fast[peers]')")
+        return out
+    n_nodes, tail, head, capacity, cost, supply = net
+
+    def ortools() -> tuple[str, int]:
+        s = ortools_mcf.SimpleMinCostFlow()
+        s.add_arcs_with_capacity_and_unit_cost(tail, head, capacity, cost)
+        s.set_nodes_supplies(np.arange(n_nodes), supply)
+        return s.solve().name, int(s.optimal_cost())
+
+    (status, moves), t = _timed(ortools)
+    row("OR-Tools SimpleMinCostFlow (load + solve)", f"{status}, moves {moves:,}", t)
+    return out

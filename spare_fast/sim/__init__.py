@@ -10,6 +10,7 @@ Schemes: CKPT-only (``"checkpoint"``), Rep+CKPT (``"replication"``) and SPARe+CK
 * :mod:`~spare_fast.sim.schemes`: the :class:`~spare_fast.sim.schemes.Scheme` protocol and
   CKPT-only, Rep+CKPT and SPARe+CKPT.
 * :mod:`~spare_fast.sim.ledger`: the time buckets (useful, redundancy, recovery, ...).
+* :mod:`~spare_fast.sim.policy`: the checkpoint period and the restart rules.
 * :mod:`~spare_fast.sim.report`: the :class:`Report` and its timeline.
 * :mod:`~spare_fast.sim.sweep`: grids of runs in parallel, tables and plots.
 

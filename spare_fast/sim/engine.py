@@ -2,7 +2,8 @@
 
 This module is the event loop (:class:`EventQueue`, ``_Run``, :func:`simulate`); when failures
 come is :mod:`spare_fast.sim.failures`, what they cost each scheme :mod:`spare_fast.sim.schemes`,
-and where the time goes :mod:`spare_fast.sim.ledger`.  The model is described in
+when to checkpoint or restart on purpose :mod:`spare_fast.sim.policy`, and where the time goes
+:mod:`spare_fast.sim.ledger`.  The model is described in
 ``docs/model.md``, "The simulator".
 
 Model (every choice below is a documented modelling decision; SPARe's decisions themselves come
@@ -47,8 +48,9 @@ from the real :class:`spare_fast.Controller`):
   ``M = N // r`` for Rep+CKPT and 1 for CKPT-only.
 * **Restart policies** (beyond the paper).  ``restart_depth=d`` checkpoints and restarts once
   the depth reaches d; ``restart_policy="expected_cost"`` does so when a one-stage look-ahead
-  (:meth:`_Run._evaluate_policy`) says the expected net work of continuing to the next failure
-  is negative.  A planned restart saves first, so nothing is reworked.
+  (:meth:`spare_fast.sim.policy.CheckpointPlan.evaluate`) says the expected net work of
+  continuing to the next failure is negative.  A planned restart saves first, so nothing is
+  reworked.
 * **Time accounting.**  Every second of wall clock is in exactly one bucket: useful work
   (``compute + allreduce`` per committed step), redundancy (extra layers of committed steps),
   jitter, recovery (decision, shrink, patch, all-reduce reruns of committed steps), rework,
@@ -69,12 +71,11 @@ from typing import Any
 
 import numpy as np
 
-from spare_fast import theory
 from spare_fast._validation import check_seed
 from spare_fast.layout import Layout, domain_aware_layout, make_layout
-from spare_fast.sim import _formulas
 from spare_fast.sim.failures import Draws, FailureModel, failure_model
 from spare_fast.sim.ledger import Ledger
+from spare_fast.sim.policy import CheckpointPlan
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
 from spare_fast.sim.scenario import Scenario
 from spare_fast.sim.schemes import DEFAULT_LAYOUT, Scheme, default_redundancy, make_scheme
@@ -98,13 +99,6 @@ _EV_RESTART_END, _EV_SAVE_END, _EV_REPAIR, _EV_FAILURE = 0, 1, 2, 3
 #: Safety stop: a run that needs more events than this (a failure storm far beyond any
 #: realistic scenario, e.g. per-GPU lifetimes of microseconds) ends as incomplete.
 MAX_EVENTS = 20_000_000
-
-
-def _checkpoint_period(save: float, restart: float, mean_time_between_restarts: float) -> float:
-    """T_c* from :func:`spare_fast.theory.checkpoint_period`; infinite when restarts never come."""
-    if math.isinf(mean_time_between_restarts):
-        return math.inf
-    return float(theory.checkpoint_period(save, mean_time_between_restarts, restart))
 
 
 class EventQueue:
@@ -176,7 +170,6 @@ class _Run:
         self.steps = int(sc.steps)
         self.T_r = float(sc.restart)
         self.T_s = float(sc.save)
-        self.mtbf = float(sc.mtbf)
         # Groups of the job and their alive set (swap-remove list for O(1) uniform choice).
         n = scheme.n_groups
         self.n_used = n
@@ -197,30 +190,8 @@ class _Run:
         self.event_victim = -1
         self.sync_jitter = bool(sc.sync_jitter)
         self.epoch = 0  # restart epoch: repairs scheduled before a restart are void after it
-        # Checkpoint period.
-        mu = scheme.endurable_failures()
-        self.mu = mu
-        self.static_period = (
-            _checkpoint_period(self.T_s, self.T_r, mu * self.mtbf)
-            if sc.period is None
-            else float(sc.period)
-        )
-        self.period = self.static_period
-        # Expected-cost restart rule: wall time is valued at the long-run rate g = 1 / J of
-        # the closed-form time-to-train (T0-work per wall second) that a restart returns to.
-        self.policy_rate: float | None = None
-        self.want_restart = False
-        if (
-            sc.restart_policy == "expected_cost"
-            and scheme.redundancy > 1
-            and math.isfinite(self.mtbf)
-        ):
-            kind = "replication" if scheme.name == "replication" else "spare"
-            j = theory.time_to_train(
-                scheme.n_groups, scheme.redundancy, self.mtbf, self.T_s, self.T_r, scheme=kind
-            )
-            self.policy_rate = 1.0 / float(j)
-        self.policy_weight = mu * self.mtbf + self.T_r
+        # Checkpoint period and restart rules (sim/policy.py).
+        self.plan = CheckpointPlan(sc, scheme)
         # Training state.
         self.phase = _RUN
         self.done = 0
@@ -326,7 +297,7 @@ class _Run:
         c, a, j = self.c, self.a, self.jitter
         d = S * c + a
         span = t_limit - self.t
-        gap = self.ckpt_ref + self.period - self.T_s - self.t  # time until a checkpoint is due
+        gap = self.ckpt_ref + self.plan.period - self.T_s - self.t  # time until a checkpoint is due
         d_min = S * c * (1.0 - j) + a
         n_hi = n_done
         if math.isfinite(span):
@@ -392,7 +363,7 @@ class _Run:
     def _checkpoint_due(self) -> bool:
         # At least one new step: with save = 0 the optimal period is 0 and would otherwise
         # checkpoint the same step forever.
-        return self.done > self.ckpt and self.t - self.ckpt_ref >= self.period - self.T_s
+        return self.done > self.ckpt and self.t - self.ckpt_ref >= self.plan.period - self.T_s
 
     def _boundary(self, t_limit: float) -> None:
         """At a step boundary (``self.t``), run whole steps until ``t_limit`` or a milestone."""
@@ -404,7 +375,7 @@ class _Run:
                 self._start_save(restart_after=False)
                 return
             rd = self.sc.restart_depth
-            if self.want_restart or (rd is not None and self.scheme.stack_depth >= rd):
+            if self.plan.want_restart or (rd is not None and self.scheme.stack_depth >= rd):
                 self._start_save(restart_after=True)
                 return
             if self.batching and self._batch(t_limit) > 0:
@@ -448,7 +419,7 @@ class _Run:
         self.done = self.ckpt
         self.restarts += 1
         self.planned_restarts += int(planned)
-        self.want_restart = False
+        self.plan.want_restart = False
         self.epoch += 1
         self.scheme.reset()
         if len(self.alive_list) != self.n_used:
@@ -475,45 +446,13 @@ class _Run:
         )
 
     def _update_period(self) -> None:
-        if not self.sc.dynamic_checkpoint or self.sc.period is not None:
-            return
-        sch = self.scheme
-        dead = self.n_used - len(self.alive_list)
-        rem = (
-            1.0
-            if sch.redundancy == 1
-            else _formulas.remaining_endurable_failures(self.n_used, sch.redundancy, sch.sets, dead)
-        )
-        self.period = _checkpoint_period(self.T_s, self.T_r, self._time_for_failures(rem))
+        self.plan.update_period(self.n_used - len(self.alive_list), self._time_for_failures)
 
     def _evaluate_policy(self) -> None:
-        """Expected-cost restart rule: should the job checkpoint and restart now?
-
-        One-stage look-ahead at the current state, in units of T0-work (a step is worth
-        ``compute + allreduce`` seconds).  Continuing for the next failure interval (expected
-        length ``tau``) at depth S earns ``tau w`` with ``w = (c + a) / (S c + a)``; with
-        probability ``p`` (the share of alive groups that are some type's last alive holder)
-        that failure wipes out and loses the work since the last checkpoint plus the interval's
-        own.  A planned restart now costs a save and a restart; continuing and then restarting
-        saves the save with probability ``p``.  Valuing wall time at the long-run rate ``g =
-        1 / J`` (closed-form time-to-train), the gain of continuing is
-        ``tau (w - g) - p (at_risk + tau w) + g p T_s``; restart when it is negative.
-        """
-        g0 = self.policy_rate
-        if g0 is None:
-            return
-        # The rate the job actually achieves so far (net progress over wall clock), with the
-        # closed form as a prior worth one expected restart cycle.
-        w0 = self.policy_weight
-        g_rate = (self.done * (self.c + self.a) + g0 * w0) / (self.t + w0)
-        n_alive = len(self.alive_list)
-        p = self.scheme.critical_groups() / n_alive if n_alive else 1.0
-        tau = self._time_for_failures(1.0)
-        S = self.scheme.multiplier
-        w = (self.c + self.a) / (S * self.c + self.a)
-        at_risk = (self.done - self.ckpt) * (self.c + self.a)
-        gain = tau * (w - g_rate) - p * (at_risk + tau * w) + g_rate * p * self.T_s
-        self.want_restart = gain < 0.0
+        """The expected-cost restart rule (:meth:`CheckpointPlan.evaluate`) at this state."""
+        self.plan.evaluate(
+            self.t, self.done, self.ckpt, len(self.alive_list), self._time_for_failures
+        )
 
     # -- events ----------------------------------------------------------------------------
     def _kill(self, g: int) -> None:
@@ -746,8 +685,8 @@ def simulate(
         mean_depth=run.depth_steps / max(run.exec_steps, 1),
         progress=(run.steps if completed else run.ckpt) / run.steps,
         executed_steps=run.exec_steps,
-        period=run.static_period,
-        endurable_failures=run.mu,
+        period=run.plan.static_period,
+        endurable_failures=run.plan.mu,
         losses=losses,
         events=run.events,
         decision_seconds=sch.decision_seconds,

@@ -267,6 +267,8 @@ class Layout:
     def from_stacks(cls, stacks: npt.ArrayLike) -> Layout:
         """A custom layout from an ``(n_groups, height)`` int array; the invariants are checked.
 
+        The layout keeps its own read-only copy: ``stacks`` itself is left as it was.
+
         Examples
         --------
         >>> Layout.from_stacks([[0, 1], [1, 0]]).redundancy

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from spare_fast._validation import check_int
+
 __all__ = ["sidon_offsets"]
 
 
@@ -327,6 +329,8 @@ def sidon_offsets(n_groups: int, redundancy: int, seed: int = 0) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        ``n_groups`` or ``redundancy`` is not an int.
     ValueError
         If ``n_groups < r(r-1)+1`` (counting: the r(r-1) ordered differences must be distinct
         nonzero residues), naming the smallest valid ``n_groups``, or if neither a construction
@@ -376,9 +380,8 @@ def sidon_offsets(n_groups: int, redundancy: int, seed: int = 0) -> np.ndarray:
     >>> sorted({(a - b) % 13 for a in off for b in off if a != b}) == list(range(1, 13))
     True
     """
-    n, r = int(n_groups), int(redundancy)
-    if r < 1:
-        raise ValueError(f"redundancy = {r} must be >= 1")
+    n = check_int("n_groups", n_groups, lo=1)
+    r = check_int("redundancy", redundancy, lo=1)
     need = r * (r - 1) + 1
     if n < need:
         raise ValueError(

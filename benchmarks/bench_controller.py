@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from spare_fast import Controller, Layout, Status, solve
-from spare_fast.bench import failure_trajectory, million_groups
-from spare_fast.peers import ortools_decision
+from spare_fast.testing.bench import failure_trajectory, million_groups
+from spare_fast.testing.peers import ortools_decision
 
 N, R = 100_000, 20
 

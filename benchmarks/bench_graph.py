@@ -11,11 +11,11 @@ and for the ratios alone, interleaved and printed as a table:
 
 Instances: SPARe-shaped bipartite graphs (types x alive groups, an edge where the group holds
 the type; N = 10,000 and 100,000 groups, r = 20, cyclic layout, 30% of the groups failed,
-seed 0), random bipartite graphs with 1M+ edges, and the move-minimising network of SPEC
-section 3 at the minimal depth S. The b-matching also runs on the matching instance with every
-capacity 1: near-perfect, with long augmenting paths, its hard regime. Every benchmark asserts
-that its answer (matching size, b-matching size, min-cost-flow status and cost) equals the
-peer's.
+seed 0), random bipartite graphs with 1M+ edges, and the move-minimising network
+(docs/model.md, "The controller") at the minimal depth S. The b-matching also runs on the
+matching instance with every capacity 1: near-perfect, with long augmenting paths, its hard
+regime. Every benchmark asserts that its answer (matching size, b-matching size, min-cost-flow
+status and cost) equals the peer's.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
-from spare_fast._graph_instances import (
+from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
+from spare_fast.testing.graph_instances import (
     expand_capacity,
     minimal_depth,
     move_network,
     random_bipartite,
     spare_bipartite,
 )
-from spare_fast.graph import hopcroft_karp, max_b_matching, min_cost_flow
 
 R = 20
 FAILED = 0.3

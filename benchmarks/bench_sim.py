@@ -1,7 +1,7 @@
 """Simulator speed: one paper-sized scenario, and the full paper sweep on two processes.
 
 Run: ``PYTHONPATH=. python -m pytest benchmarks/bench_sim.py --benchmark-only --benchmark-enable``
-Targets (issue 4): one 10,000-step scenario at N = 1000 <= 2 s; the paper sweep
+Targets: one 10,000-step scenario at N = 1000 <= 2 s; the paper sweep
 (3 N x r in 1..20 x 3 schemes x 5 seeds) <= 10 minutes on 2 cores.
 """
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python -m pytest benchmarks/bench_theory.py --benchmark-enable --benchmark-only
 
-Targets of issue 6 (reported, never asserted): Monte Carlo mu at N = 100,000, r = 20 with
+Targets (reported, never asserted): Monte Carlo mu at N = 100,000, r = 20 with
 1,000 trials <= 10 s; the overhead Monte Carlo at N = 10,000, r = 12 with 100 trajectories
 <= 60 s. Each benchmark asserts its answer against the closed forms or the exact value.
 """

@@ -38,12 +38,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from spare_fast import Layout
+    from spare_fast.layout import make_layout
     from spare_fast.torch import SpareTrainer, TrainSpec, mlp, parse_kill
 
     if args.groups < 4:
         parser.error(f"--groups = {args.groups}: use at least 4")
-    layout = getattr(Layout, args.layout)(args.groups, args.redundancy)
+    layout = make_layout(args.layout, args.groups, args.redundancy)
     kills = [parse_kill(k) for k in args.kill]
     spec = TrainSpec(
         mlp.build_mlp,

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from spare_fast import theory as th
-from spare_fast._cli_plan import parse_duration, plan
-from spare_fast._cli_theory import summarise, validate
 from spare_fast.cli import main
+from spare_fast.theory.plan import parse_duration, plan
+from spare_fast.theory.validation import summarise, validate
 
 
 @pytest.mark.parametrize(

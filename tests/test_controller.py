@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import brute_force, ortools_reference
 
 from spare_fast import Controller, Layout, Status, solve
+from spare_fast.testing.reference import brute_force, ortools_reference
 
 KINDS = ["cyclic", "sidon", "random", "replication", "custom"]
 

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import spare_fast.graph
-from spare_fast._graph_instances import (
+from spare_fast.graph import hopcroft_karp, max_b_matching
+from spare_fast.testing.graph_instances import (
     expand_capacity,
     minimal_depth,
     random_bipartite,
     spare_bipartite,
 )
-from spare_fast.graph import hopcroft_karp, max_b_matching
 
 N_RANDOM = 600  # instances per kernel (the issue asks for >= 500)
 

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ortools.graph.python import min_cost_flow as ortools_mcf
 
-from spare_fast._graph_instances import minimal_depth, move_network, spare_bipartite
 from spare_fast.graph import MinCostFlowResult, MinCostFlowStatus, min_cost_flow
+from spare_fast.testing.graph_instances import minimal_depth, move_network, spare_bipartite
 
 N_RANDOM = 600  # the issue asks for >= 500
 

@@ -94,3 +94,24 @@ def test_constructors_reject_bad_sizes(n, r):
 def test_constructors_reject_non_int_sizes():
     with pytest.raises(TypeError, match="n_groups"):
         Layout.cyclic(5.0, 2)
+
+
+def test_from_stacks_leaves_the_callers_array_writable():
+    a = np.array([[0, 1], [1, 0]], dtype=np.int32)  # C-contiguous int32: once shared, frozen
+    layout = Layout.from_stacks(a)
+    assert a.flags.writeable
+    a[0, 0] = 1
+    assert layout.stacks.tolist() == [[0, 1], [1, 0]]
+
+
+@pytest.mark.parametrize("n, r", [(8, 8), (10, 9), (20, 18), (12, 11)])
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_random_layout_exists_for_r_close_to_n(n, r, seed):
+    layout = Layout.random(n, r, seed=seed)
+    st = layout.stacks
+    assert layout.kind == "random" and layout.redundancy == r
+    assert st[:, 0].tolist() == list(range(n))
+    for l in range(r):
+        assert sorted(st[:, l].tolist()) == list(range(n))  # every layer a permutation
+    assert all(len(set(row)) == r for row in st.tolist())  # distinct types per stack
+    assert Layout.random(n, r, seed=seed) == layout  # seeded: the same layout again

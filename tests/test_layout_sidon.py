@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spare_fast import Layout
-from spare_fast.layout import (
+from spare_fast.layout._sidon import (
     _bose_set,
     _ruler_candidates,
     _ruzsa_set,

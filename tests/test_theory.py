@@ -17,7 +17,7 @@ from scipy.special import gamma
 
 from spare_fast import Layout
 from spare_fast import theory as th
-from spare_fast.theory import _survival_curve
+from spare_fast.theory.closed_forms import _survival_curve
 
 
 # -- brute-force references ------------------------------------------------------------------

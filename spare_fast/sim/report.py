@@ -114,8 +114,9 @@ class Report:
         uptime over wall clock (its section 1, after Avizienis et al. 2004), without saying
         whether rework after a restart and checkpoint saves count as up time.  The
         :attr:`availability` field counts them as down (the A(tau) that the checkpoint period
-        maximises, SPEC section 4); this property counts them as up: the job is running while
-        it redoes lost steps or writes a checkpoint.  Always ``>= availability``.
+        maximises; docs/model.md, "Closed-form theory"); this property counts them as up: the
+        job is running while it redoes lost steps or writes a checkpoint.  Always
+        ``>= availability``.
 
         Notes
         -----

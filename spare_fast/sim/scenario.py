@@ -6,6 +6,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from spare_fast._validation import check_int, check_number
+
 __all__ = ["CALIBRATED_FAILURE_UNITS", "Scenario", "default_allreduce"]
 
 
@@ -22,44 +24,6 @@ def default_allreduce(groups: int) -> float:
     6.0
     """
     return float(min(max(groups / 100.0, 2.0), 10.0))
-
-
-def _check_number(
-    name: str,
-    value: object,
-    *,
-    lo: float,
-    lo_open: bool = False,
-    hi: float = math.inf,
-    allow_inf: bool = False,
-) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} = {value!r} must be a number")
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} = {value!r} must not be NaN")
-    if math.isinf(v) and not allow_inf:
-        raise ValueError(f"{name} = {value!r} must be finite")
-    if v < lo or (lo_open and v == lo) or v > hi:
-        left = "(" if lo_open else "["
-        raise ValueError(f"{name} = {value!r} is not in {left}{lo}, {hi}]")
-    return v
-
-
-def _check_int(name: str, value: object, *, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.integer):
-                value = int(value)
-            else:
-                raise TypeError
-        except TypeError:
-            raise TypeError(f"{name} = {value!r} must be an int") from None
-    if value < lo:
-        raise ValueError(f"{name} = {value!r} must be >= {lo}")
-    return int(value)
 
 
 #: Independently aging hardware units of the default failure model, fitted to the paper's
@@ -246,53 +210,53 @@ class Scenario:
     rep_leftover: str = "idle"
 
     def __post_init__(self) -> None:
-        groups = _check_int("groups", self.groups, lo=1)
-        gpus = _check_int("gpus", self.gpus, lo=1)
+        groups = check_int("groups", self.groups, lo=1)
+        gpus = check_int("gpus", self.gpus, lo=1)
         if gpus < groups:
             raise ValueError(f"gpus = {gpus} must be >= groups = {groups} (a group needs a GPU)")
-        _check_int("steps", self.steps, lo=1)
-        _check_number("compute", self.compute, lo=0.0, lo_open=True)
+        check_int("steps", self.steps, lo=1)
+        check_number("compute", self.compute, lo=0.0, lo_open=True)
         if self.allreduce is not None:
-            _check_number("allreduce", self.allreduce, lo=0.0)
-        _check_number("mtbf", self.mtbf, lo=0.0, lo_open=True, allow_inf=True)
-        _check_number("weibull_shape", self.weibull_shape, lo=0.0, lo_open=True)
-        _check_number("restart", self.restart, lo=0.0)
-        _check_number("save", self.save, lo=0.0)
+            check_number("allreduce", self.allreduce, lo=0.0)
+        check_number("mtbf", self.mtbf, lo=0.0, lo_open=True, allow_inf=True)
+        check_number("weibull_shape", self.weibull_shape, lo=0.0, lo_open=True)
+        check_number("restart", self.restart, lo=0.0)
+        check_number("save", self.save, lo=0.0)
         if self.period is not None:
-            p = _check_number("period", self.period, lo=0.0, lo_open=True, allow_inf=True)
+            p = check_number("period", self.period, lo=0.0, lo_open=True, allow_inf=True)
             if p <= self.save:
                 raise ValueError(
                     f"period = {self.period!r} must exceed save = {self.save!r} "
                     "(the period includes the save)"
                 )
         if self.controller_time is not None:
-            _check_number("controller_time", self.controller_time, lo=0.0)
-        _check_number("shrink_time", self.shrink_time, lo=0.0)
-        _check_number("jitter", self.jitter, lo=0.0, hi=0.5)
-        racks = _check_int("racks", self.racks, lo=1)
+            check_number("controller_time", self.controller_time, lo=0.0)
+        check_number("shrink_time", self.shrink_time, lo=0.0)
+        check_number("jitter", self.jitter, lo=0.0, hi=0.5)
+        racks = check_int("racks", self.racks, lo=1)
         if racks > groups:
             raise ValueError(f"racks = {racks} must be <= groups = {groups}")
-        _check_number("rack_share", self.rack_share, lo=0.0, hi=1.0)
+        check_number("rack_share", self.rack_share, lo=0.0, hi=1.0)
         if self.rack_share > 0 and racks == 1:
             raise ValueError(f"rack_share = {self.rack_share!r} needs racks > 1, got racks = 1")
         if self.repair is not None:
-            _check_number("repair", self.repair, lo=0.0, lo_open=True)
-        _check_number("repair_sigma", self.repair_sigma, lo=0.0)
+            check_number("repair", self.repair, lo=0.0, lo_open=True)
+        check_number("repair_sigma", self.repair_sigma, lo=0.0)
         if self.restart_depth is not None:
-            _check_int("restart_depth", self.restart_depth, lo=2)
+            check_int("restart_depth", self.restart_depth, lo=2)
         if self.restart_policy not in ("wipeout", "expected_cost"):
             raise ValueError(
                 f"restart_policy = {self.restart_policy!r} is not 'wipeout' or 'expected_cost'"
             )
         if not isinstance(self.dynamic_checkpoint, bool):
             raise TypeError(f"dynamic_checkpoint = {self.dynamic_checkpoint!r} must be a bool")
-        _check_number("horizon", self.horizon, lo=1.0, allow_inf=True)
+        check_number("horizon", self.horizon, lo=1.0, allow_inf=True)
         if self.failure_model not in ("renewal", "per_group", "per_gpu"):
             raise ValueError(
                 f"failure_model = {self.failure_model!r} is not 'renewal', 'per_group' or 'per_gpu'"
             )
         if self.failure_units is not None:
-            units = _check_int("failure_units", self.failure_units, lo=1)
+            units = check_int("failure_units", self.failure_units, lo=1)
             if self.failure_model != "per_group":
                 raise ValueError(
                     f"failure_units = {units} needs failure_model = 'per_group', got "

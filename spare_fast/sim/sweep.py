@@ -27,7 +27,8 @@ __all__ = [
     "write_json",
 ]
 
-#: SPEC.md section 5: N -> (Rep+CKPT TTT/T0, availability, SPARe+CKPT TTT/T0, availability, r).
+#: The paper's table (Lee et al., ICML 2026, arXiv:2603.00357; docs/model.md, "The simulator"):
+#: N -> (Rep+CKPT TTT/T0, availability, SPARe+CKPT TTT/T0, availability, r).
 PAPER_TABLE: dict[int, tuple[float, float, float, float, int]] = {
     200: (6.07, 0.6174, 2.92, 0.8700, 9),
     600: (4.27, 0.7989, 2.49, 0.9390, 8),

@@ -1,13 +1,20 @@
-"""``spare-fast theory``: print the closed forms, or validate them against Monte Carlo.
+"""The closed forms against Monte Carlo: the validation grid, its tables and its plot.
 
-``spare-fast theory --validate --out DIR`` runs the grid of issue 6 (N in {200, 600, 1000,
-10000, 100000}, r in {2, 4, 8, 12, 16, 20}, layouts cyclic, sidon where it exists, random) and
-writes ``validation.csv``, ``validation.md`` and ``validation.png`` to DIR.
+:func:`validate` runs the grid (by default N in {200, 600, 1000, 10000, 100000}, r in
+{2, 4, 8, 12, 16, 20}, layouts cyclic, sidon where it exists, random) and returns one
+:class:`Row` per point; :func:`write` stores ``validation.csv``, ``validation.md`` and
+``validation.png``. ``spare-fast theory --validate --out DIR`` is the command-line front end.
+The model and the estimators are described in ``docs/model.md``, "Closed-form theory".
+
+Examples
+--------
+>>> rows = validate([60], [3], ["cyclic"], mu_trials=200, overhead=False, progress=False)
+>>> rows[0].layout, rows[0].n_groups, rows[0].redundancy
+('cyclic', 60, 3)
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import time
@@ -17,7 +24,19 @@ from pathlib import Path
 
 import numpy as np
 
-from spare_fast import theory as th
+from spare_fast.theory import closed_forms as th
+
+__all__ = [
+    "GRID_N",
+    "GRID_R",
+    "LAYOUTS",
+    "Row",
+    "markdown",
+    "plot",
+    "summarise",
+    "validate",
+    "write",
+]
 
 GRID_N = (200, 600, 1000, 10_000, 100_000)
 GRID_R = (2, 4, 8, 12, 16, 20)
@@ -121,9 +140,13 @@ def validate(
     overhead: bool = True,
     progress: bool = True,
 ) -> list[Row]:
-    """Run the grid; one :class:`Row` per existing (layout, N, r)."""
-    from spare_fast import Layout
+    """Run the grid; one :class:`Row` per existing (layout, N, r).
+
+    Layouts are built by name (:func:`spare_fast.layout.make_layout`, seeded with ``seed``);
+    a sidon layout that does not exist at some (N, r) is skipped.
+    """
     from spare_fast import montecarlo as mc
+    from spare_fast.layout import make_layout
 
     rows: list[Row] = []
     for n in grid_n:
@@ -133,12 +156,7 @@ def validate(
             for kind in layouts:
                 t0 = time.perf_counter()
                 try:
-                    if kind == "cyclic":
-                        layout = Layout.cyclic(n, r)
-                    elif kind == "sidon":
-                        layout = Layout.sidon(n, r)
-                    else:
-                        layout = Layout.random(n, r, seed=seed)
+                    layout = make_layout(kind, n, r, seed=seed)
                 except ValueError:
                     continue  # sidon needs N >= r(r-1)+1
                 mt = _mu_trials(n, mu_trials)
@@ -312,61 +330,3 @@ def write(rows: Sequence[Row], out: Path) -> dict[str, dict[str, float]]:
     (out / "validation.md").write_text(markdown(rows, summary))
     plot(rows, out / "validation.png")
     return summary
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "theory",
-        help="closed forms for one (N, r), or --validate them against Monte Carlo",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--groups", type=int, default=600, help="N for the printout (default 600)")
-    p.add_argument("--redundancy", type=int, default=None, help="r (default: the rule's r*)")
-    p.add_argument("--validate", action="store_true", help="run the Monte Carlo validation grid")
-    p.add_argument("--out", type=Path, default=Path("theory-validation"), help="output directory")
-    p.add_argument("--groups-grid", type=int, nargs="+", default=list(GRID_N), metavar="N")
-    p.add_argument("--redundancy-grid", type=int, nargs="+", default=list(GRID_R), metavar="R")
-    p.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
-    p.add_argument("--trials", type=int, default=4000, help="mu trials per point (N <= 10000)")
-    p.add_argument(
-        "--overhead-trials", type=int, default=100, help="controller trajectories (N <= 1000)"
-    )
-    p.add_argument("--no-overhead", action="store_true", help="skip the controller Monte Carlo")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    if not args.validate:
-        n = args.groups
-        r = args.redundancy or int(th.optimal_redundancy(n))
-        print(f"N = {n}, r = {r}")
-        print(f"  mu (formula)          {th.endurable_failures(n, r):.2f}")
-        if n <= 200_000:
-            print(f"  mu (exact, cyclic)    {th.endurable_failures_exact(n, r):.2f}")
-        print(f"  mu_rep (formula)      {th.endurable_failures_replication(n, r):.2f}")
-        print(f"  overhead lower bound  {th.overhead_lower_bound(n, r):.4f}")
-        print(f"  r* (rule)             {th.optimal_redundancy(n)}")
-        return 0
-    rows = validate(
-        args.groups_grid,
-        args.redundancy_grid,
-        args.layouts,
-        mu_trials=args.trials,
-        overhead_trials=args.overhead_trials,
-        seed=args.seed,
-        overhead=not args.no_overhead,
-        progress=not args.quiet,
-    )
-    summary = write(rows, args.out)
-    for kind, s in summary.items():
-        print(
-            f"{kind:7} mu MAPE (r>=8) {s['mu_mape_r8']:.2f}% (paper {PAPER_MU_MAPE}%), all r "
-            f"{s['mu_mape_all']:.2f}%; overhead MAPE (r>=8) {s['overhead_mape_r8']:.2f}% "
-            f"(paper {PAPER_OVERHEAD_MAPE}%), all r {s['overhead_mape_all']:.2f}%; "
-            f"states 0..W-1 (r>=8) {s['overhead_survived_mape_r8']:.2f}%"
-        )
-    print(f"wrote {args.out}/validation.csv, validation.md, validation.png")
-    return 0

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spare_fast.layout import Layout
+from spare_fast.layout import make_layout
 
 __all__ = [
     "SpareBipartite",
@@ -78,12 +78,7 @@ def spare_bipartite(
     >>> g.n_types, g.n_alive, int(g.indptr[-1])
     (10, 7, 21)
     """
-    if layout == "cyclic":
-        lay = Layout.cyclic(n_groups, redundancy)
-    elif layout == "random":
-        lay = Layout.random(n_groups, redundancy, seed=seed)
-    else:
-        raise ValueError(f"layout = {layout!r} is not 'cyclic' or 'random'")
+    lay = make_layout(layout, n_groups, redundancy, seed=seed)
     rng = np.random.default_rng(seed)
     n_failed = int(round(failed_fraction * n_groups))
     alive = np.ones(n_groups, dtype=bool)
@@ -133,7 +128,7 @@ def minimal_depth(g: SpareBipartite) -> int:
 def move_network(
     g: SpareBipartite, depth: int
 ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The move-minimising min-cost-flow network of SPEC section 3 at ``depth``.
+    """The move-minimising min-cost-flow network (docs/model.md, "The controller") at ``depth``.
 
     Nodes: 0 the source, ``1..T`` the types, then the alive groups, last the sink. Arcs:
     source -> type (cap 1, cost 0), type -> alive holder (cap 1, cost 0 if the type sits in the

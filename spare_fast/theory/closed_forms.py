@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from spare_fast._validation import int_array
+
 __all__ = [
     "availability",
     "checkpoint_period",
@@ -43,24 +45,22 @@ _SCHEMES = ("spare", "replication", "checkpoint")
 
 # -- input normalisation --------------------------------------------------------------------
 def _ints(value: Any, name: str, minimum: int = 1) -> np.ndarray:
-    """``value`` as an int64 array, every element ``>= minimum``; ValueError names ``name``."""
+    """``value`` as an int64 array (any shape), every element ``>= minimum``.
+
+    The integer checks are :func:`spare_fast._validation.int_array`'s. Unlike the controller's
+    arguments, whole floats (``600.0``) are accepted: the closed forms are real-valued formulas
+    and are often fed a computed N.
+    """
     if isinstance(value, _dt.timedelta):
         raise TypeError(f"{name} = {value!r} must be an integer, not a duration")
     arr = np.asarray(value)
-    if arr.dtype == bool:
-        raise TypeError(f"{name} = {value!r} must be an integer, not a bool")
     if arr.dtype.kind == "f":
         if np.isnan(arr).any():
             raise ValueError(f"{name} = {value!r} is NaN")
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise ValueError(f"{name} = {value!r} must be a whole number")
-    elif arr.dtype.kind not in "iu":
-        raise TypeError(f"{name} = {value!r} must be an integer (got dtype {arr.dtype})")
-    out = arr.astype(np.int64)
-    if (out < minimum).any():
-        bad = out[out < minimum].ravel()[0]
-        raise ValueError(f"{name} = {int(bad)} must be >= {minimum}")
-    return out
+        value = arr.astype(np.int64)
+    return int_array(name, value, ndim=None, lo=minimum, scalar_ok=True).reshape(arr.shape)
 
 
 def _n_r(n_groups: Any, redundancy: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -1,7 +1,8 @@
 """Independent references for the controller: brute force and OR-Tools.
 
 Neither uses spare_fast's solver: they recompute depth and moves from the definitions in
-SPEC.md section 3 (exhaustively, or with OR-Tools' max-flow and min-cost-flow solvers).
+docs/model.md, "The controller" (exhaustively, or with OR-Tools' max-flow and min-cost-flow
+solvers).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def brute_force(stacks, alive, move_cost=None):
 
 def ortools_reference(stacks, alive, move_cost=None):
     """(status, depth, moves) from the OR-Tools peer pipeline (max flow, then min-cost flow)."""
-    from spare_fast.peers import ortools_decision
+    from spare_fast.testing.peers import ortools_decision
 
     d = ortools_decision(stacks, alive, move_cost)
     return d.status, d.depth, d.moves

@@ -6,7 +6,7 @@ import argparse
 import json
 import platform
 
-from spare_fast import bench
+from spare_fast.testing import bench
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

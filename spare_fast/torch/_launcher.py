@@ -597,7 +597,7 @@ def _records(folder: str) -> list[dict[str, Any]]:
 
 
 def _last_epoch(folder: str) -> int:
-    return max((int(r["epoch"]) for r in _records(folder)), default=-1)
+    return max((int(r.get("epoch", -1)) for r in _records(folder)), default=-1)
 
 
 def _last_error(folder: str, group: int, pid: int | None) -> str:

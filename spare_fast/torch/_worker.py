@@ -123,10 +123,8 @@ def main(cfg: WorkerConfig, progress: Any) -> None:
     # One thread per worker: the workers share the cores, and the sums stay deterministic.
     torch.set_num_threads(1)
     code = 0
-    worker: _Worker | None = None
     try:
-        worker = _Worker(cfg, progress)
-        worker.run()
+        _Worker(cfg, progress).run()
     except Excluded as exc:
         print(f"group {cfg.group} stands down: {exc}", file=sys.stderr, flush=True)
         code = EXIT_EXCLUDED
@@ -134,8 +132,7 @@ def main(cfg: WorkerConfig, progress: Any) -> None:
         code = EXIT_UNNEEDED
     except BaseException as exc:  # noqa: BLE001 - reported here, then the process ends with code 1
         traceback.print_exc()
-        if worker is not None:
-            worker.record_error(exc)
+        _record_error(cfg, exc)
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
@@ -143,6 +140,22 @@ def main(cfg: WorkerConfig, progress: Any) -> None:
     # abort the process (SIGABRT) when destroyed during shutdown. Everything this worker must
     # leave behind (records, checkpoints) is closed and renamed by now.
     os._exit(code)
+
+
+def _record_error(cfg: WorkerConfig, exc: BaseException) -> None:
+    """Leave the error that ends this process in its record file, for the launcher's message."""
+    record = {
+        "kind": "error",
+        "error": f"{type(exc).__name__}: {exc}",
+        "group": cfg.group,
+        "pid": os.getpid(),
+    }
+    try:
+        path = os.path.join(cfg.run_dir, f"g{cfg.group}-p{os.getpid()}.jsonl")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+    except OSError:  # the record is a courtesy; the exit code is the report
+        pass
 
 
 class _Worker:
@@ -215,13 +228,6 @@ class _Worker:
         record.update(group=self.me, pid=os.getpid(), epoch=self.epoch)
         self.log.write(json.dumps(record) + "\n")
         self.log.flush()
-
-    def record_error(self, exc: BaseException) -> None:
-        """Leave the error that ends this process in its record file, for the launcher."""
-        try:
-            self._write({"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
-        except Exception:  # noqa: BLE001 - the record is a courtesy; the exit code is the report
-            pass
 
     # ------------------------------------------------------------------ membership
     def _heartbeat(self) -> None:

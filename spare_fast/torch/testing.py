@@ -37,7 +37,9 @@ __all__ = [
     "PlannedFaults",
     "SignalSent",
     "Watcher",
+    "FailingIn",
     "alive_pids",
+    "slow_shard",
     "max_rel_diff",
     "reference_params",
 ]
@@ -333,6 +335,38 @@ class Chaos(Watcher):
                 trig.groups.append(s.group)
                 self.send(s, trig.sig)
             return  # one trigger per poll: the next sees the states after this one
+
+
+class FailingIn:
+    """A model builder that raises in the worker of one group (a deterministic crash).
+
+    Workers are named ``spare-g<group>`` (``multiprocessing.current_process().name``); this
+    builder raises :class:`RuntimeError` there and builds ``builder()`` everywhere else,
+    including in the test process.
+
+    Args:
+        group: The group whose worker crashes.
+        builder: The model builder to call otherwise.
+    """
+
+    def __init__(self, group: int, builder: Any) -> None:
+        self.group = int(group)
+        self.builder = builder
+
+    def __call__(self) -> torch.nn.Module:
+        import multiprocessing
+
+        if multiprocessing.current_process().name == f"spare-g{self.group}":
+            raise RuntimeError(f"model builder fails in group {self.group} (test crash)")
+        return self.builder()
+
+
+def slow_shard(step: int, shard_type: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`spare_fast.torch.mlp.synthetic_shard` after a 20 ms pause: a run that lasts."""
+    from spare_fast.torch import mlp
+
+    time.sleep(0.02)
+    return mlp.synthetic_shard(step, shard_type)
 
 
 def alive_pids(pids: Iterable[int]) -> list[int]:

@@ -494,9 +494,7 @@ class SpareTrainer:
             for g in range(n):
                 start(g)
             deadline = (
-                None
-                if self.run_timeout is None
-                else t_start + self.run_timeout.total_seconds()
+                None if self.run_timeout is None else t_start + self.run_timeout.total_seconds()
             )
             while True:
                 is_formed = formed()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
-
-import enum
 
 import torch
 

@@ -613,12 +613,12 @@ class _Worker:
                 "loss": loss,
             }
         )
+        if self._lead() and self.cfg.verbose:
+            print(_format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
         if self._lead() and (
             self.committed % self.spec.checkpoint_every == 0 or self.committed == self.spec.steps
         ):
             self._save_checkpoint()
-        if self._lead() and self.cfg.verbose:
-            print(_format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
 
     def _allreduce(self, tensor: torch.Tensor, step: int) -> bool:
         """Sum ``tensor`` over the members in place, bucket by bucket; False on failure.

@@ -126,7 +126,9 @@ class Watcher:
             os.kill(state.pid, sig)
         except ProcessLookupError:  # it ended by itself in the meantime
             return
-        self.sent.append(SignalSent(time.monotonic() - self._t0, state.group, state.pid, sig, state))
+        self.sent.append(
+            SignalSent(time.monotonic() - self._t0, state.group, state.pid, sig, state)
+        )
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -365,8 +367,7 @@ def slow_shard(step: int, shard_type: int) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`spare_fast.torch.mlp.synthetic_shard` after a 20 ms pause: a run that lasts."""
     from spare_fast.torch import mlp
 
-    time.sleep(0.02)
-    return mlp.synthetic_shard(step, shard_type)
+    return mlp.paused_shard(0.02, step, shard_type)
 
 
 def alive_pids(pids: Iterable[int]) -> list[int]:

@@ -1,4 +1,4 @@
-"""Small built-in tasks beyond the MLP: a decoder-only transformer with dropout, and a BatchNorm MLP.
+"""Small built-in tasks beyond the MLP: a decoder-only transformer with dropout, a BatchNorm MLP.
 
 Both are float64 so that runs compare to 1e-10, and every callable is a module-level function
 so a :class:`~spare_fast.torch.TrainSpec` naming them pickles by reference.
@@ -56,7 +56,8 @@ class _Decoder(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         h = self.drop(self.embed(tokens) + self.pos[: tokens.shape[1]])
         n = tokens.shape[1]
-        h = self.blocks(h, mask=self.mask[:n, :n].to(h.dtype), is_causal=True)
+        mask: torch.Tensor = self.mask  # type: ignore[assignment]  # a registered buffer
+        h = self.blocks(h, mask=mask[:n, :n].to(h.dtype), is_causal=True)
         return self.head(h)
 
 

@@ -637,6 +637,7 @@ def _event(d: dict[str, Any]) -> EventRecord:
         patch_computed=tuple((int(t), int(g)) for t, g in d["patch_computed"]),
         step=int(d["step"]),
         seconds=float(d["seconds"]),
+        decided_at=float(d.get("decided_at", 0.0)),
     )
 
 
@@ -689,6 +690,7 @@ def _collect(
                     for g in members
                 },
                 loss=float(head["loss"]),
+                committed_at=float(head.get("committed_at", 0.0)),
             )
         )
     return steps, [wiped[k] for k in sorted(wiped)], sorted(rollbacks)

@@ -367,6 +367,9 @@ class EventRecord:
         Step during which the event was agreed.
     seconds : float
         Wall time from the failed collective to the agreed quorum and the decision.
+    decided_at : float
+        ``time.monotonic()`` when the decision was taken (the clock is system-wide, so it
+        compares with the time a signal was sent from another process).
     """
 
     quorum_id: int
@@ -379,6 +382,7 @@ class EventRecord:
     patch_computed: tuple[tuple[int, int], ...]
     step: int
     seconds: float
+    decided_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -403,6 +407,8 @@ class StepRecord:
     loss : float
         The step's global loss ``(1/N) * sum of the N per-type losses`` at the weights before
         the update.
+    committed_at : float
+        ``time.monotonic()`` when the reporting member committed the step.
     """
 
     step: int
@@ -412,6 +418,7 @@ class StepRecord:
     events: tuple[EventRecord, ...]
     computed: dict[int, tuple[int, ...]]
     loss: float
+    committed_at: float = 0.0
 
 
 @dataclass

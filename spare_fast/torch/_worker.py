@@ -465,6 +465,7 @@ class _Worker:
             patch_computed=tuple(done),
             step=cur.step,
             seconds=time.perf_counter() - t0,
+            decided_at=time.monotonic(),
         )
         cur.events.append(event)
         if wiped:
@@ -611,6 +612,7 @@ class _Worker:
                 "computed": sorted(cur.computed),
                 "assigned": [int(g) for g in cur.comp],
                 "loss": loss,
+                "committed_at": time.monotonic(),
             }
         )
         if self._lead() and self.cfg.verbose:

@@ -39,6 +39,7 @@ __all__ = [
     "Watcher",
     "FailingIn",
     "alive_pids",
+    "ddp_step_seconds",
     "slow_shard",
     "max_rel_diff",
     "reference_params",
@@ -78,6 +79,7 @@ class SignalSent:
 
     Attributes:
         seconds: Time since the thread started.
+        at: ``time.monotonic()`` when it was sent.
         group: The victim's group.
         pid: The victim's PID.
         signal: The signal.
@@ -85,6 +87,7 @@ class SignalSent:
     """
 
     seconds: float
+    at: float
     group: int
     pid: int
     signal: signal.Signals
@@ -126,9 +129,8 @@ class Watcher:
             os.kill(state.pid, sig)
         except ProcessLookupError:  # it ended by itself in the meantime
             return
-        self.sent.append(
-            SignalSent(time.monotonic() - self._t0, state.group, state.pid, sig, state)
-        )
+        now = time.monotonic()
+        self.sent.append(SignalSent(now - self._t0, now, state.group, state.pid, sig, state))
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -466,3 +468,77 @@ def max_rel_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> floa
         scale = float(finite.abs().max()) if finite.numel() else 0.0
         worst = max(worst, float("inf") if scale == 0.0 else float(diff.max()) / scale)
     return worst
+
+
+def _ddp_worker(
+    rank: int, n: int, port: int, spec: TrainSpec, steps: int, warmup: int, out: Any
+) -> None:
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    torch.set_num_threads(1)  # as the executor's workers
+    store = dist.TCPStore("127.0.0.1", port, n, is_master=False)
+    dist.init_process_group("gloo", store=store, rank=rank, world_size=n)
+    model = DistributedDataParallel(spec.model())  # DDP's default 25 MiB buckets
+    optim = spec.optimizer(model.parameters())
+    sched = None if spec.scheduler is None else spec.scheduler(optim)
+    start = 0.0
+    for step in range(warmup + steps):
+        if step == warmup:
+            dist.barrier()
+            start = time.monotonic()
+        torch.manual_seed(type_seed(spec.seed, step, rank))
+        x, y = spec.shard(step, rank)
+        optim.zero_grad()
+        spec.loss(model(x), y).backward()
+        optim.step()
+        if sched is not None:
+            sched.step()
+    out[rank] = (time.monotonic() - start) / steps
+    dist.destroy_process_group()
+    os._exit(0)  # as the executor's workers: no teardown of gloo's threads
+
+
+def ddp_step_seconds(spec: TrainSpec, n: int, steps: int = 30, warmup: int = 5) -> float:
+    """Seconds per step of plain ``DistributedDataParallel`` on ``spec`` with ``n`` ranks (gloo).
+
+    The baseline of the executor's per-step cost: the same model, optimizer and shards (rank
+    ``k`` trains shard type ``k``), processes started the same way (forks of the fork server),
+    one thread each. Timed inside the ranks after ``warmup`` steps; the median over ranks.
+
+    Args:
+        spec: What to train (``spec.steps`` is ignored).
+        n: Number of ranks.
+        steps: Timed steps.
+        warmup: Untimed steps first.
+
+    Returns:
+        The median over ranks of the mean step time.
+    """
+    import statistics
+
+    import torch.distributed as dist
+
+    from spare_fast.torch._launcher import _context
+
+    ctx = _context()
+    master = dist.TCPStore("127.0.0.1", 0, n, is_master=True, wait_for_workers=False)
+    out = ctx.Array("d", n, lock=False)
+    procs = [
+        ctx.Process(target=_ddp_worker, args=(r, n, master.port, spec, steps, warmup, out))
+        for r in range(n)
+    ]
+    try:
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join()
+        codes = [p.exitcode for p in procs]
+        if any(c != 0 for c in codes):
+            raise RuntimeError(f"DDP ranks exited with {codes}")
+    finally:
+        for p in procs:
+            if p.exitcode is None:
+                p.kill()
+                p.join()
+    return statistics.median(out[:])

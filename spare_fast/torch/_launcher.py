@@ -519,6 +519,15 @@ class SpareTrainer:
                             + _last_error(folder, g, proc.pid)
                         )
                     start(g)
+                if is_formed and store.check([f"e{epoch}/view"]):
+                    # A process the survivors dropped but that still runs (suspended, or its
+                    # main thread hung while its heartbeat thread beats) would make every later
+                    # quorum wait for it: end it.
+                    view = set(json.loads(store.get(f"e{epoch}/view").decode()))
+                    for g, proc in procs.items():
+                        if g not in view and proc.exitcode is None:
+                            self._say(f"group {g}: worker pid {proc.pid} was dropped: killing it")
+                            proc.kill()
                 if store.check([f"wipeout/{epoch}"]):
                     reported = set(json.loads(store.get(f"wipeout/{epoch}").decode()))
                     alive = {g for g in reported if procs[g].exitcode is None}

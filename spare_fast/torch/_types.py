@@ -276,9 +276,9 @@ class Stall:
 
     A suspended process neither heartbeats nor answers collectives, but it is not dead: if
     the pause outlasts the heartbeat timeout and the collective timeout, the others agree a
-    membership without it and carry on. When it resumes it finds itself dropped and stands
-    down (exit code 3), which the launcher treats as a failure of that group. Fires once, in
-    the group's first process.
+    membership without it and carry on. The launcher then kills it (a process dropped from the
+    agreed membership must not make later quorums wait for it); one that wakes first finds
+    itself dropped and stands down (exit code 3). Fires once, in the group's first process.
 
     Parameters
     ----------

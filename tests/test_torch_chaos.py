@@ -49,13 +49,20 @@ def scenario(seed: int, trainer: SpareTrainer) -> Chaos:
     extra: list[Trigger] = []
     if seed % 3 == 0:
         # All holders of one type at once (a wipe-out), then a strike while it restarts.
-        extra.append(Trigger(step=2 + seed % 4, phases=None, sig=signal.SIGKILL,
-                             victims=holders(seed % N)))
-        extra.append(Trigger(step=0, phases=RESTARTING, sig=SIGNALS[seed % 3], min_epoch=1,
-                             delay=0.01 * (seed % 5)))
+        extra.append(
+            Trigger(step=2 + seed % 4, phases=None, sig=signal.SIGKILL, victims=holders(seed % N))
+        )
+        extra.append(
+            Trigger(
+                step=0,
+                phases=RESTARTING,
+                sig=SIGNALS[seed % 3],
+                min_epoch=1,
+                delay=0.01 * (seed % 5),
+            )
+        )
     elif seed % 3 == 1:
-        extra.append(Trigger(step=1 + seed % 5, phases=(Phase.CHECKPOINT,),
-                             sig=SIGNALS[seed % 3]))
+        extra.append(Trigger(step=1 + seed % 5, phases=(Phase.CHECKPOINT,), sig=SIGNALS[seed % 3]))
     return Chaos(trainer, seed, n_triggers=2, steps=STEPS, signals=SIGNALS, triggers=extra)
 
 
@@ -79,7 +86,9 @@ def test_random_signals_by_pid_every_run_finishes_with_failure_free_weights(seed
     assert alive_pids(pids) == []
     # Every signalled process that was still running ended by that signal, and the run
     # recorded it (a process may also have ended on its own before the signal arrived).
-    codes = {p: c for g in result.pids for p, c in zip(result.pids[g], result.exit_codes[g])}
+    codes = {
+        p: c for g in result.pids for p, c in zip(result.pids[g], result.exit_codes[g], strict=True)
+    }
     assert all(codes[s.pid] in (-s.signal, 0, 3, 4, 1) for s in chaos.sent if s.pid in codes)
     assert any(codes[s.pid] == -s.signal for s in chaos.sent if s.pid in codes)
     assert [s.step for s in result.steps] == list(range(STEPS))

@@ -286,7 +286,10 @@ def test_reference_is_not_trivially_equal() -> None:
     optim = mlp.make_sgd(model.parameters())
     for step in range(STEPS):
         model.zero_grad()
-        loss = sum(mlp.mse_loss(model(x), y) for x, y in map(lambda t: mlp.synthetic_shard(step, t), range(N_GROUPS)))
+        loss = sum(
+            mlp.mse_loss(model(x), y)
+            for x, y in map(lambda t: mlp.synthetic_shard(step, t), range(N_GROUPS))
+        )
         (loss / N_GROUPS).backward()
         optim.step()
     assert max_rel_diff(dict(model.state_dict()), REFERENCE) <= 1e-12

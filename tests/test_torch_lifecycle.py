@@ -203,11 +203,15 @@ def test_death_during_a_restart_is_replaced_again() -> None:
 def test_a_group_that_keeps_crashing_at_start_gives_up_naming_it(tmp_path: Path) -> None:
     tempfile.tempdir = str(tmp_path)  # restored below; the run's temporary folder lands here
     try:
-        spec = TrainSpec(FailingIn(1, mlp.build_mlp), mlp.make_sgd, mlp.mse_loss,
-                         mlp.synthetic_shard, 4, 2)
+        spec = TrainSpec(
+            FailingIn(1, mlp.build_mlp), mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 4, 2
+        )
         tr = SpareTrainer(spec, LAYOUT, max_start_failures=3, **FAST)
-        with pytest.raises(RuntimeError, match=r"group 1: 3 worker processes in a row ended "
-                           r"before epoch 0 formed \(exit code 1.*model builder fails in group 1"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"group 1: 3 worker processes in a row ended "
+            r"before epoch 0 formed \(exit code 1.*model builder fails in group 1",
+        ):
             tr.run()
     finally:
         tempfile.tempdir = None
@@ -248,14 +252,15 @@ def test_successful_run_leaves_no_process_and_no_temporary_folder(tmp_path: Path
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_launcher_stopped_by_signal_leaves_nothing_behind(sig: signal.Signals, tmp_path: Path) -> None:
+def test_launcher_stopped_by_signal_leaves_nothing_behind(
+    sig: signal.Signals, tmp_path: Path
+) -> None:
     proc = start_launcher("-", tmp_path)
     try:
+
         def training() -> bool:
             runs = [p for p in tmp_path.iterdir() if p.name.startswith("spare_fast_run_")]
-            return bool(runs) and any(
-                f.stat().st_size > 0 for f in runs[0].glob("g*-p*.jsonl")
-            )
+            return bool(runs) and any(f.stat().st_size > 0 for f in runs[0].glob("g*-p*.jsonl"))
 
         wait_for(training, 120, "the launcher to start training")
         (run,) = [p for p in tmp_path.iterdir() if p.name.startswith("spare_fast_run_")]

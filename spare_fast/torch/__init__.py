@@ -2,9 +2,11 @@
 
 Install with the ``torch`` extra (``pip install ".[torch]"``), which pins ``torch==2.13.0``
 and ``torchft``. One worker process per SPARe group trains with gloo collectives on CPU; a
-worker killed with SIGKILL is masked by the survivors, which agree the new membership through
-the torchft lighthouse, apply the controller's decision, compute the patch types and finish
-the step. A wipe-out restarts all groups from the last checkpoint.
+worker that ends for any reason (any signal, a crash, a hang past the heartbeat timeout) is
+masked by the survivors, which agree the new membership through the torchft lighthouse, apply
+the controller's decision, compute the patch types and finish the step. A wipe-out restarts
+all groups from the last valid checkpoint; ``run(resume=True)`` continues a run whose
+launcher died. Fault injection for tests lives in :mod:`spare_fast.torch.testing`.
 
 Examples
 --------
@@ -15,28 +17,37 @@ True
 
 from __future__ import annotations
 
-from spare_fast.torch import mlp
+from spare_fast.torch import mlp, tiny
+from spare_fast.torch._checkpoint import CheckpointError
 from spare_fast.torch._launcher import SpareTrainer
 from spare_fast.torch._types import (
     EventRecord,
     Fault,
     Kill,
+    Phase,
     RunResult,
     Stall,
     StepRecord,
     TrainSpec,
+    WorkerState,
     parse_kill,
+    type_seed,
 )
 
 __all__ = [
+    "CheckpointError",
     "EventRecord",
     "Fault",
     "Kill",
+    "Phase",
     "RunResult",
     "SpareTrainer",
     "Stall",
     "StepRecord",
     "TrainSpec",
+    "WorkerState",
     "mlp",
+    "tiny",
     "parse_kill",
+    "type_seed",
 ]

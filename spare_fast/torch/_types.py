@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import torch
 
 __all__ = [
+    "Phase",
+    "WorkerState",
+    "type_seed",
     "TrainSpec",
     "Kill",
     "Fault",
@@ -20,6 +25,91 @@ __all__ = [
 ]
 
 _PHASES = ("compute", "allreduce")
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def type_seed(seed: int, step: int, shard_type: int) -> int:
+    """The torch seed of shard type ``shard_type``'s forward pass in step ``step``.
+
+    A SplitMix64 mix of the three numbers, so nearby ``(step, type)`` pairs get unrelated
+    streams. Every group that computes the type seeds the generator with the same value.
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed (:attr:`TrainSpec.seed`).
+    step, shard_type : int
+        Which step and which of the N shard types.
+
+    Returns
+    -------
+    int
+        A seed in ``[0, 2**63)``.
+
+    Examples
+    --------
+    >>> type_seed(0, 3, 1) == type_seed(0, 3, 1) != type_seed(0, 3, 2)
+    True
+    """
+    z = 0
+    for part in (int(seed), int(step), int(shard_type)):
+        z = (z + part + 0x9E3779B97F4A7C15) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        z ^= z >> 31
+    return z >> 1
+
+
+class Phase(enum.IntEnum):
+    """Where a worker is, as it reports it (:meth:`SpareTrainer.workers`)."""
+
+    #: Process started, building the model and connecting.
+    STARTING = 0
+    #: Waiting for the full membership at the start of an epoch (first start or restart).
+    JOIN = 1
+    #: Computing its types' gradient sums (patch types included).
+    COMPUTE = 2
+    #: Inside the step's bucketed all-reduce; :attr:`WorkerState.bucket` says which bucket.
+    ALLREDUCE = 3
+    #: A collective failed: agreeing the new membership, rebuilding the process group.
+    RECOVER = 4
+    #: Writing a checkpoint.
+    CHECKPOINT = 5
+    #: A wipe-out: reloading the checkpoint before the next epoch's join.
+    RESTART = 6
+    #: All steps committed: agreeing that every member has, writing the final parameters.
+    FINISH = 7
+
+
+@dataclass(frozen=True)
+class WorkerState:
+    """What one group's current worker process last reported.
+
+    Attributes
+    ----------
+    group : int
+        The group.
+    pid : int
+        Process id of the worker that runs it now.
+    epoch : int
+        Restart count it is in.
+    step : int
+        Step it is working on (the number of steps it has committed).
+    phase : Phase
+        Where in the step it is.
+    bucket : int
+        In :attr:`Phase.ALLREDUCE`, the index of the bucket being reduced (buckets before it
+        are done); 0 otherwise.
+    """
+
+    group: int
+    pid: int
+    epoch: int
+    step: int
+    phase: Phase
+    bucket: int = 0
 
 
 @dataclass(frozen=True)
@@ -42,8 +132,23 @@ class TrainSpec:
     steps : int
         Number of optimizer steps.
     checkpoint_every : int, optional
-        A checkpoint is written before step 0 and whenever the number of committed steps is a
-        multiple of this.
+        A checkpoint is written before step 0, whenever the number of committed steps is a
+        multiple of this, and after the last step.
+    scheduler : callable, optional
+        ``scheduler(optimizer) -> torch.optim.lr_scheduler.LRScheduler``, stepped once after
+        every optimizer step; its state is checkpointed and rolled back with the optimizer's.
+    seed : int, optional
+        Seed of all randomness in the forward pass. Before the forward of shard type ``t`` in
+        step ``s`` the torch generator is seeded with :func:`type_seed` ``(seed, s, t)``, so a
+        dropout mask depends only on ``(seed, s, t)``, never on which group computes the type.
+
+    Notes
+    -----
+    Module buffers (BatchNorm running statistics) are reduced over the N types like the
+    gradients: every type's forward starts from the buffers at the start of the step, and the
+    step ends with ``buffer + (1/N) * sum over types of (buffer after that type - buffer)``
+    (rounded for integer buffers such as ``num_batches_tracked``, which thus grows by one per
+    step). The result is the same whichever group computed which type.
 
     Raises
     ------
@@ -66,11 +171,15 @@ class TrainSpec:
     shard: Callable[[int, int], tuple[torch.Tensor, torch.Tensor]]
     steps: int
     checkpoint_every: int = 2
+    scheduler: Callable[[torch.optim.Optimizer], Any] | None = None
+    seed: int = 0
 
     def __post_init__(self) -> None:
         for name in ("model", "optimizer", "loss", "shard"):
             if not callable(getattr(self, name)):
                 raise TypeError(f"TrainSpec.{name} = {getattr(self, name)!r} is not callable")
+        if self.scheduler is not None and not callable(self.scheduler):
+            raise TypeError(f"TrainSpec.scheduler = {self.scheduler!r} is not callable")
         if int(self.steps) < 1:
             raise ValueError(f"steps = {self.steps} must be >= 1")
         if int(self.checkpoint_every) < 1:
@@ -79,14 +188,15 @@ class TrainSpec:
 
 @dataclass(frozen=True)
 class Kill:
-    """Kill group ``group``'s worker with SIGKILL at step ``step``.
+    """A planned SIGKILL of group ``group``'s worker at step ``step`` (a test fixture).
 
-    The victim sends SIGKILL to itself, so the point is exact: ``phase="compute"`` kills it at
-    the start of the step before it computes its types; ``phase="allreduce"`` kills it inside
-    the step's bucketed all-reduce, once the first bucket has been reduced and before the next,
-    so its peers are mid-collective with part of the step's sums already exchanged.
-    A kill fires once, in the group's first process (never in a replacement started after a
-    wipe-out).
+    Workers know nothing of planned kills: :class:`spare_fast.torch.testing.PlannedFaults`
+    watches the progress the workers report (:meth:`SpareTrainer.workers`) from a thread of the
+    launcher's process and sends SIGKILL to the worker's PID once it reports ``step`` and
+    ``phase``: ``"compute"`` as soon as it has begun the step, ``"allreduce"`` once it reports
+    its second bucket (the first one is reduced, so its peers are mid-collective). The signal
+    travels from outside, so it lands at that point or a little after it. A kill fires once,
+    at the group's first process.
 
     Parameters
     ----------
@@ -123,6 +233,9 @@ class Kill:
 class Fault:
     """Group ``group``'s all-reduce of step ``step`` reports a failure after it has completed.
 
+    A test fixture: it reaches the workers only as :class:`spare_fast.torch.testing.Injector`,
+    the test-only hook a worker consults after each completed all-reduce.
+
     Nobody dies: this is a spurious collective error on one rank (a timeout that fired late, a
     transient network error). The other members have completed the step and moved on, so the
     quorum that follows finds them one step ahead of ``group``; they roll back one step and all
@@ -158,11 +271,14 @@ class Fault:
 class Stall:
     """Group ``group``'s worker is suspended (SIGSTOP) for ``seconds`` at the start of ``step``.
 
+    A test fixture: :class:`spare_fast.torch.testing.PlannedFaults` sends SIGSTOP by PID from
+    outside and SIGCONT ``seconds`` later.
+
     A suspended process neither heartbeats nor answers collectives, but it is not dead: if
     the pause outlasts the heartbeat timeout and the collective timeout, the others agree a
-    membership without it and carry on. When it resumes it finds itself dropped and stands
-    down (exit code 3), which the launcher treats as a failure of that group. Fires once, in
-    the group's first process.
+    membership without it and carry on. The launcher then kills it (a process dropped from the
+    agreed membership must not make later quorums wait for it); one that wakes first finds
+    itself dropped and stands down (exit code 3). Fires once, in the group's first process.
 
     Parameters
     ----------
@@ -251,6 +367,9 @@ class EventRecord:
         Step during which the event was agreed.
     seconds : float
         Wall time from the failed collective to the agreed quorum and the decision.
+    decided_at : float
+        ``time.monotonic()`` when the decision was taken (the clock is system-wide, so it
+        compares with the time a signal was sent from another process).
     """
 
     quorum_id: int
@@ -263,6 +382,7 @@ class EventRecord:
     patch_computed: tuple[tuple[int, int], ...]
     step: int
     seconds: float
+    decided_at: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -287,6 +407,8 @@ class StepRecord:
     loss : float
         The step's global loss ``(1/N) * sum of the N per-type losses`` at the weights before
         the update.
+    committed_at : float
+        ``time.monotonic()`` when the reporting member committed the step.
     """
 
     step: int
@@ -296,6 +418,7 @@ class StepRecord:
     events: tuple[EventRecord, ...]
     computed: dict[int, tuple[int, ...]]
     loss: float
+    committed_at: float = 0.0
 
 
 @dataclass
@@ -319,6 +442,14 @@ class RunResult:
         Per group, the process ids that ran it, in start order.
     seconds : float
         Wall time of the run.
+    exit_codes : dict of int to list of int
+        Per group, the exit code of each process in ``pids`` (negative: killed by that
+        signal; 3: dropped by the others and stood down; 4: a replacement that was not
+        needed because the epoch had formed without it).
+    resumed_from : int or None
+        The step of the checkpoint a ``resume=True`` run continued from.
+    rejected_checkpoints : list of (str, str)
+        ``(path, reason)`` of each checkpoint that failed verification and was skipped.
     """
 
     params: dict[str, torch.Tensor]
@@ -328,6 +459,9 @@ class RunResult:
     rollbacks: list[tuple[int, int]] = field(default_factory=list)
     pids: dict[int, list[int]] = field(default_factory=dict)
     seconds: float = 0.0
+    exit_codes: dict[int, list[int]] = field(default_factory=dict)
+    resumed_from: int | None = None
+    rejected_checkpoints: list[tuple[str, str]] = field(default_factory=list)
 
 
 def as_timedelta(value: timedelta | float, name: str) -> timedelta:

@@ -13,7 +13,14 @@ Why a step can need a one-step rollback: a gloo all-reduce can complete on some 
 fail on others when a peer dies inside it. A survivor that completed step ``s`` then fails in
 step ``s + 1``; the quorum carries each member's committed step count, and members that are
 one step ahead restore the state they kept from before step ``s``'s update (parameters,
-optimizer state and their step-``s`` partial gradient sum) so that all redo step ``s``.
+buffers, optimizer and scheduler state and their step-``s`` partial sum) so that all redo
+step ``s``.
+
+An epoch (the first start, or the restart after a wipe-out) begins with a join: every group's
+current process asks the lighthouse for quorums until one holds all N groups; that quorum's
+members are published in the store as the epoch's formation. A process that dies before it is
+replaced by the launcher; a death after it is a failure like any other, handled by the
+survivors. A replacement that finds the epoch formed without it is not needed and leaves.
 """
 
 from __future__ import annotations
@@ -21,15 +28,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-import pickle
-import signal
-import subprocess
 import sys
 import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
+from multiprocessing.connection import wait as wait_for
 from typing import Any
 
 import numpy as np
@@ -38,10 +43,19 @@ import torch.distributed as dist
 
 from spare_fast.controller import Controller, Status
 from spare_fast.layout import Layout
-from spare_fast.torch._types import EventRecord, Fault, Kill, Stall, TrainSpec
+from spare_fast.torch._checkpoint import Checkpoints
+from spare_fast.torch._types import EventRecord, Phase, TrainSpec, type_seed
 
-_CKPT = "checkpoint.pt"
-_FINAL = "final.pt"
+#: Exit code of a worker that found itself dropped from the membership (a false death).
+EXIT_EXCLUDED = 3
+#: Exit code of a replacement that found its epoch formed without it: not a failure.
+EXIT_UNNEEDED = 4
+#: Slots per group in the shared progress array: pid, epoch, step, phase, bucket.
+PROGRESS_SLOTS = 5
+#: DDP's default all-reduce bucket, ``bucket_cap_mb=25``.
+DEFAULT_BUCKET_BYTES = 25 * 1024 * 1024
+
+FINAL = "final-g{group}.pt"
 
 
 @dataclass(frozen=True)
@@ -50,20 +64,20 @@ class WorkerConfig:
 
     group: int
     epoch: int
-    restore: bool
+    checkpoint: str | None  # the file to start from; None: fresh weights from spec.model()
     spec: TrainSpec
     stacks: list[list[int]]
     store_port: int
     lighthouse_addr: str
     run_dir: str
-    kills: tuple[Kill, ...]
-    faults: tuple[Fault | Stall, ...]
+    checkpoint_dir: str
     collective_timeout: float
-    bucket_numel: int
+    bucket_numel: int | None
     heartbeat_interval: float
     quorum_timeout: float
     quorum_poll: float
     verbose: bool
+    injector: Any = None  # test-only hook (spare_fast.torch.testing.Injector); None in production
 
 
 @dataclass
@@ -73,10 +87,12 @@ class _StepState:
     step: int
     depth: int
     comp: np.ndarray  # comp[t]: the group whose partial sum holds type t this step
-    local: torch.Tensor  # this worker's gradient sum (flattened) followed by its loss sum
+    local: torch.Tensor  # gradient sums, buffer deltas, loss sum (flattened)
     computed: list[int]
+    buffers: list[torch.Tensor]  # module buffers at the start of the step
     pre_model: dict[str, Any]
     pre_optim: dict[str, Any]
+    pre_sched: dict[str, Any] | None
     events: list[EventRecord] = field(default_factory=list)
 
 
@@ -88,30 +104,35 @@ class Excluded(Exception):
     """The survivors agreed a membership without this (live) worker: it must stand down."""
 
 
-#: Exit code of a worker that found itself dropped from the membership (a false death).
-EXIT_EXCLUDED = 3
+class Unneeded(Exception):
+    """This replacement's epoch formed without it: another process holds its group's place."""
 
 
 class WipeOut(Exception):
     """Raised inside a worker when the agreed membership leaves a type without holders."""
 
 
-def main(config_path: str) -> None:
-    """Entry point of a worker process: load the pickled :class:`WorkerConfig` and train."""
-    with open(config_path, "rb") as fh:
-        cfg = pickle.load(fh)
-    if not isinstance(cfg, WorkerConfig):
-        raise TypeError(f"{config_path} does not hold a WorkerConfig")
+def main(cfg: WorkerConfig, progress: Any) -> None:
+    """Entry point of a worker process (started by the launcher's forkserver context).
+
+    Args:
+        cfg: The worker's configuration.
+        progress: The launcher's shared ``int64`` array; this worker writes its group's
+            :data:`PROGRESS_SLOTS` slots (pid, epoch, step, phase, bucket).
+    """
     # One thread per worker: the workers share the cores, and the sums stay deterministic.
     torch.set_num_threads(1)
     code = 0
     try:
-        _Worker(cfg).run()
+        _Worker(cfg, progress).run()
     except Excluded as exc:
         print(f"group {cfg.group} stands down: {exc}", file=sys.stderr, flush=True)
         code = EXIT_EXCLUDED
-    except BaseException:  # noqa: BLE001 - reported here, then the process ends with code 1
+    except Unneeded:
+        code = EXIT_UNNEEDED
+    except BaseException as exc:  # noqa: BLE001 - reported here, then the process ends with code 1
         traceback.print_exc()
+        _record_error(cfg, exc)
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
@@ -121,25 +142,54 @@ def main(config_path: str) -> None:
     os._exit(code)
 
 
+def _record_error(cfg: WorkerConfig, exc: BaseException) -> None:
+    """Leave the error that ends this process in its record file, for the launcher's message."""
+    record = {
+        "kind": "error",
+        "error": f"{type(exc).__name__}: {exc}",
+        "group": cfg.group,
+        "pid": os.getpid(),
+    }
+    try:
+        path = os.path.join(cfg.run_dir, f"g{cfg.group}-p{os.getpid()}.jsonl")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+    except OSError:  # the record is a courtesy; the exit code is the report
+        pass
+
+
 class _Worker:
-    def __init__(self, cfg: WorkerConfig) -> None:
+    def __init__(self, cfg: WorkerConfig, progress: Any) -> None:
         # torchft is imported only once a worker runs: its Rust logger reads RUST_LOG at import,
         # which the launcher sets first (see SpareTrainer._run).
+        import multiprocessing
+
         from torchft.coordination import LighthouseClient
 
         self.cfg = cfg
         self.me = cfg.group
         self.spec = cfg.spec
+        self.progress = progress
+        self.slot = self.me * PROGRESS_SLOTS
+        self.epoch = cfg.epoch
+        self.committed = 0
+        self._report(Phase.STARTING)
+        self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
+            os.path.join(cfg.run_dir, f"g{self.me}-p{os.getpid()}.jsonl"), "a", encoding="utf-8"
+        )
         self.layout = Layout.from_stacks(np.asarray(cfg.stacks, dtype=np.int32))
         self.n_types = self.layout.n_types
         self.held = frozenset(int(t) for t in self.layout.stacks[self.me])
-        self.status_ok = Status.OK
         self.ctl = Controller(self.layout)
-        self.epoch = cfg.epoch
+        self.ckpts = Checkpoints(cfg.checkpoint_dir)
+        parent = multiprocessing.parent_process()
+        self.parent_sentinel = None if parent is None else parent.sentinel
         self.store = dist.TCPStore(
             "127.0.0.1", cfg.store_port, is_master=False, timeout=timedelta(seconds=60)
         )
-        self.replica_id = f"g{self.me}"
+        # One lighthouse identity per process, not per group: a replacement must never be
+        # taken for the process it replaces (a shrink-only quorum admits only old members).
+        self.replica_id = f"g{self.me}:{os.getpid()}"
         self.lighthouse = LighthouseClient(
             addr=cfg.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
@@ -147,18 +197,37 @@ class _Worker:
         self._beat = threading.Thread(target=self._heartbeat, daemon=True)
         self._beat.start()
         self.model = self.spec.model()
-        self.params = [p for p in self.model.parameters()]
+        self.params = list(self.model.parameters())
+        self.buffers = list(self.model.buffers())
         self.optim = self.spec.optimizer(self.params)
-        self.committed = 0
+        self.sched = None if self.spec.scheduler is None else self.spec.scheduler(self.optim)
+        self.n_params = sum(p.numel() for p in self.params)
+        self.n_buffers = sum(b.numel() for b in self.buffers)
+        self.dtype = self.params[0].dtype
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        self.bucket_numel = int(cfg.bucket_numel or max(DEFAULT_BUCKET_BYTES // itemsize, 1))
         self.cur: _StepState | None = None
         self.last: _StepState | None = None
         self.members: tuple[int, ...] = ()
         self.pg: dist.ProcessGroupGloo | None = None
         self.prefix = ""
-        self.fired: set[Kill | Fault | Stall] = set()
-        self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
-            os.path.join(cfg.run_dir, f"g{self.me}-p{os.getpid()}.jsonl"), "a", encoding="utf-8"
+
+    # ------------------------------------------------------------------ progress, records
+    def _report(self, phase: Phase, bucket: int = 0) -> None:
+        # Plain stores into shared memory: free, and readable by the launcher at any moment.
+        p, s = self.progress, self.slot
+        p[s], p[s + 1], p[s + 2], p[s + 3], p[s + 4] = (
+            os.getpid(),
+            self.epoch,
+            self.committed,
+            int(phase),
+            bucket,
         )
+
+    def _write(self, record: dict[str, Any]) -> None:
+        record.update(group=self.me, pid=os.getpid(), epoch=self.epoch)
+        self.log.write(json.dumps(record) + "\n")
+        self.log.flush()
 
     # ------------------------------------------------------------------ membership
     def _heartbeat(self) -> None:
@@ -167,10 +236,9 @@ class _Worker:
         client = LighthouseClient(
             addr=self.cfg.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
-        launcher = os.getppid()
         while not self._stop.is_set():
-            if os.getppid() != launcher:
-                # The launcher is gone (killed, or its run timed out): nobody will collect this
+            if self.parent_sentinel is not None and wait_for([self.parent_sentinel], 0):
+                # The launcher is gone (killed, or its run ended): nobody will collect this
                 # run, so do not linger in collectives and quorums until their timeouts.
                 os._exit(1)
             try:
@@ -182,14 +250,17 @@ class _Worker:
     def _quorum(self, shrink_only: bool) -> Any:
         """Ask the lighthouse for the next quorum.
 
-        While waiting, check the membership the others last agreed on (published in the store
-        with every new gloo group): a worker that was stalled past the heartbeat timeout is
-        alive but no longer a member, and a shrink-only quorum will never take it back.
+        While waiting, a shrink-only request checks the membership the others last agreed on
+        (published with every new gloo group): a worker that was stalled past the heartbeat
+        timeout is alive but no longer a member, and a shrink-only quorum will never take it
+        back. A join request checks whether the epoch formed without this process.
         """
         deadline = time.monotonic() + self.cfg.quorum_timeout
         while True:
             if shrink_only:
                 self._check_view()
+            else:
+                self._check_formed()
             wait = min(self.cfg.quorum_poll, max(deadline - time.monotonic(), 0.001))
             try:
                 return self.lighthouse.quorum(
@@ -197,7 +268,12 @@ class _Worker:
                     timeout=timedelta(seconds=wait),
                     step=self.committed,
                     shrink_only=shrink_only,
-                    data={"epoch": self.epoch, "committed": self.committed, "pid": os.getpid()},
+                    data={
+                        "group": self.me,
+                        "epoch": self.epoch,
+                        "committed": self.committed,
+                        "pid": os.getpid(),
+                    },
                 )
             except TimeoutError:
                 if time.monotonic() >= deadline:
@@ -213,9 +289,15 @@ class _Worker:
             if self.me not in members:
                 raise Excluded(f"epoch {self.epoch} members are now {members}")
 
-    @staticmethod
-    def _groups_of(quorum: Any) -> tuple[int, ...]:
-        return tuple(sorted(int(m.replica_id[1:]) for m in quorum.participants))
+    def _check_formed(self) -> None:
+        key = f"e{self.epoch}/formed"
+        if self.store.check([key]):
+            if self.replica_id not in json.loads(self.store.get(key).decode()):
+                raise Unneeded()
+
+    @classmethod
+    def _groups_of(cls, quorum: Any) -> tuple[int, ...]:
+        return tuple(sorted(int(cls._data_of(m)["group"]) for m in quorum.participants))
 
     def _build_pg(self, quorum: Any) -> None:
         # A fresh gloo group per agreed quorum: the quorum id and creation time are the same in
@@ -232,29 +314,34 @@ class _Worker:
         )
 
     def _join_all(self) -> None:
-        """Start of an epoch: wait until every group is up, agree the full membership."""
+        """Start of an epoch: agree a quorum of every group's current process."""
+        self._report(Phase.JOIN)
         n = self.layout.n_groups
-        key = f"e{self.epoch}/arrived"
-        self.store.add(key, 1)
-        deadline = time.monotonic() + self.cfg.quorum_timeout
-        while int(self.store.add(key, 0)) < n:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"epoch {self.epoch}: not all {n} workers arrived")
-            time.sleep(0.02)
         everyone = tuple(range(n))
+        deadline = time.monotonic() + self.cfg.quorum_timeout
         while True:
             quorum = self._quorum(shrink_only=False)
-            if self._groups_of(quorum) == everyone:
+            epochs = {int(self._data_of(m)["epoch"]) for m in quorum.participants}
+            if self._groups_of(quorum) == everyone and epochs == {self.epoch}:
                 break
             if time.monotonic() > deadline:
-                raise TimeoutError(f"epoch {self.epoch}: no quorum of all {n} groups")
-            time.sleep(0.05)
+                raise TimeoutError(
+                    f"epoch {self.epoch}: no quorum of all {n} groups within "
+                    f"{self.cfg.quorum_timeout} s (last: groups {self._groups_of(quorum)})"
+                )
+        ids = sorted(str(m.replica_id) for m in quorum.participants)
+        self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
         self.members = everyone
-        self._build_pg(quorum)
         self._publish_view()
+        try:
+            self._build_pg(quorum)
+        except RuntimeError:
+            # A member of the quorum died before its rendezvous: the first all-reduce fails
+            # and the usual recovery masks it.
+            self.pg = None
 
     # ------------------------------------------------------------------ compute
-    def _flat(self) -> torch.Tensor:
+    def _flat_grads(self) -> torch.Tensor:
         # A parameter the loss does not reach has no gradient: it contributes zeros.
         return torch.cat(
             [
@@ -263,42 +350,42 @@ class _Worker:
             ]
         )
 
-    def _grad_sum(self, step: int, types: list[int]) -> torch.Tensor:
-        """Sum over ``types`` of the per-type gradient, then the sum of their losses."""
-        size = sum(p.numel() for p in self.params)
-        dtype = self.params[0].dtype
-        total = torch.zeros(size + 1, dtype=dtype)
+    def _set_buffers(self, values: list[torch.Tensor]) -> None:
+        with torch.no_grad():
+            for b, v in zip(self.buffers, values, strict=True):
+                b.copy_(v)
+
+    def _type_sums(self, state: _StepState, types: list[int]) -> torch.Tensor:
+        """Sum over ``types`` of the gradient, the buffer change and the loss of each type."""
+        total = torch.zeros(self.n_params + self.n_buffers + 1, dtype=self.dtype)
+        p, b = self.n_params, self.n_buffers
+        start = (
+            torch.cat([x.reshape(-1).to(self.dtype) for x in state.buffers])
+            if self.buffers
+            else None
+        )
         for t in types:
             if t not in self.held:
                 raise ProtocolError(f"group {self.me} was assigned type {t} it does not hold")
-            inputs, targets = self.spec.shard(step, t)
+            # Every type starts from the step's buffers and a generator keyed by (seed, step,
+            # type): what it contributes does not depend on who computes it or in what order.
+            self._set_buffers(state.buffers)
+            torch.manual_seed(type_seed(self.spec.seed, state.step, t))
+            inputs, targets = self.spec.shard(state.step, t)
             self.model.zero_grad(set_to_none=False)
             loss = self.spec.loss(self.model(inputs), targets)
             loss.backward()
-            total[:size] += self._flat()
-            total[size] += loss.detach()
+            total[:p] += self._flat_grads()
+            if start is not None:
+                now = torch.cat([x.detach().reshape(-1).to(self.dtype) for x in self.buffers])
+                # Equal values (constant buffers, -inf masks included) change by exactly 0.
+                total[p : p + b] += torch.where(now == start, torch.zeros_like(now), now - start)
+            total[-1] += loss.detach()
+        self._set_buffers(state.buffers)
         return total
 
-    def _maybe_kill(self, step: int, phase: str) -> None:
-        for kill in self.cfg.kills:
-            if kill.group == self.me and kill.step == step and kill.phase == phase:
-                if kill not in self.fired:
-                    self.fired.add(kill)
-                    self.log.flush()
-                    os.kill(os.getpid(), signal.SIGKILL)
-
-    def _maybe_stall(self, step: int) -> None:
-        for stall in self.cfg.faults:
-            if isinstance(stall, Stall) and (stall.group, stall.step) == (self.me, step):
-                if stall not in self.fired:
-                    self.fired.add(stall)
-                    # A stopped process cannot wake itself: a helper sends SIGCONT later.
-                    subprocess.Popen(
-                        ["sh", "-c", f"sleep {float(stall.seconds)}; kill -CONT {os.getpid()}"]
-                    )
-                    os.kill(os.getpid(), signal.SIGSTOP)
-
     def _begin(self, step: int) -> _StepState:
+        self._report(Phase.COMPUTE)
         comp = np.asarray(self.ctl.assignment, dtype=np.int64).copy()
         mine = [int(t) for t in np.flatnonzero(comp == self.me)]
         state = _StepState(
@@ -307,12 +394,12 @@ class _Worker:
             comp=comp,
             local=torch.zeros(0),
             computed=list(mine),
+            buffers=[x.detach().clone() for x in self.buffers],
             pre_model=copy.deepcopy(self.model.state_dict()),
             pre_optim=copy.deepcopy(self.optim.state_dict()),
+            pre_sched=None if self.sched is None else copy.deepcopy(self.sched.state_dict()),
         )
-        self._maybe_kill(step, "compute")
-        self._maybe_stall(step)
-        state.local = self._grad_sum(step, mine)
+        state.local = self._type_sums(state, mine)
         return state
 
     # ------------------------------------------------------------------ failures
@@ -333,6 +420,8 @@ class _Worker:
                 )
             self.model.load_state_dict(last.pre_model)
             self.optim.load_state_dict(last.pre_optim)
+            if self.sched is not None and last.pre_sched is not None:
+                self.sched.load_state_dict(last.pre_sched)
             self.committed = low
             self._write({"kind": "rollback", "step": low})
             self.cur, self.last = last, None
@@ -342,8 +431,8 @@ class _Worker:
         self.members = new
         if dead:
             self._fail(self.cur, dead, quorum.quorum_id, t0)
-        self._build_pg(quorum)
         self._publish_view()
+        self._build_pg(quorum)
 
     @staticmethod
     def _data_of(member: Any) -> dict[str, Any]:
@@ -357,7 +446,7 @@ class _Worker:
     def _fail(self, cur: _StepState, dead: list[int], quorum_id: int, t0: float) -> None:
         decision = self.ctl.fail(dead)
         patch = tuple((int(t), int(g)) for t, g in np.asarray(decision.patch).reshape(-1, 2))
-        wiped = decision.status != self.status_ok
+        wiped = decision.status != Status.OK
         lost = [t for t in range(self.n_types) if int(cur.comp[t]) in dead]
         done: list[tuple[int, int]] = []
         if not wiped:
@@ -376,6 +465,7 @@ class _Worker:
             patch_computed=tuple(done),
             step=cur.step,
             seconds=time.perf_counter() - t0,
+            decided_at=time.monotonic(),
         )
         cur.events.append(event)
         if wiped:
@@ -389,42 +479,44 @@ class _Worker:
             raise WipeOut()
         mine = [t for t, g in done if g == self.me]
         if mine:
-            cur.local = cur.local + self._grad_sum(cur.step, mine)
+            self._report(Phase.COMPUTE)
+            cur.local = cur.local + self._type_sums(cur, mine)
             cur.computed.extend(mine)
 
-    # ------------------------------------------------------------------ records, checkpoints
-    def _write(self, record: dict[str, Any]) -> None:
-        record.update(group=self.me, pid=os.getpid(), epoch=self.epoch)
-        self.log.write(json.dumps(record) + "\n")
-        self.log.flush()
-
-    def _save(self, name: str) -> None:
-        path = os.path.join(self.cfg.run_dir, name)
-        tmp = f"{path}.tmp{os.getpid()}"
-        torch.save(
+    # ------------------------------------------------------------------ checkpoints
+    def _save_checkpoint(self) -> None:
+        self._report(Phase.CHECKPOINT)
+        self.ckpts.save(
+            self.committed,
             {
                 "step": self.committed,
                 "model": self.model.state_dict(),
                 "optimizer": self.optim.state_dict(),
+                "scheduler": None if self.sched is None else self.sched.state_dict(),
+                "rng": torch.get_rng_state(),
+                "seed": int(self.spec.seed),
             },
-            tmp,
         )
-        os.replace(tmp, path)  # atomic: a worker killed mid-write leaves the old file intact
 
-    def _load_checkpoint(self) -> None:
-        blob = torch.load(os.path.join(self.cfg.run_dir, _CKPT), weights_only=True)
+    def _load_checkpoint(self, path: str) -> None:
+        blob = Checkpoints.load(path)
         self.model.load_state_dict(blob["model"])
         self.optim.load_state_dict(blob["optimizer"])
+        if self.sched is not None:
+            if blob.get("scheduler") is None:
+                raise ProtocolError(f"checkpoint {path} has no LR scheduler state")
+            self.sched.load_state_dict(blob["scheduler"])
+        torch.set_rng_state(blob["rng"])
         self.committed = int(blob["step"])
 
     # ------------------------------------------------------------------ main loop
     def run(self) -> None:
         try:
-            if self.cfg.restore:
-                self._load_checkpoint()
+            if self.cfg.checkpoint is not None:
+                self._load_checkpoint(self.cfg.checkpoint)
             self._join_all()
-            if self.committed == 0 and self.me == self.members[0] and not self.cfg.restore:
-                self._save(_CKPT)
+            if self.committed == 0 and self.cfg.checkpoint is None and self._lead():
+                self._save_checkpoint()
             while True:
                 try:
                     self._train()
@@ -436,13 +528,30 @@ class _Worker:
             self._stop.set()
             self.log.close()
 
+    def _lead(self) -> bool:
+        return self.me == self.members[0]
+
     def _restart(self) -> None:
+        self._report(Phase.RESTART)
         self.store.set(f"wipeout/{self.epoch}", json.dumps(list(self.members)))
-        self.pg = None
+        self._drop_pg()
         self.cur = self.last = None
         self.ctl.restart()
         self.epoch += 1
-        self._load_checkpoint()
+        # The launcher names the epoch's checkpoint, so survivors and replacements load the
+        # same file even if a newer one appeared or one was found corrupt.
+        key = f"e{self.epoch}/checkpoint"
+        deadline = time.monotonic() + self.cfg.quorum_timeout
+        while not self.store.check([key]):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"epoch {self.epoch}: the launcher named no checkpoint")
+            time.sleep(0.02)
+        path = self.store.get(key).decode()
+        if path:
+            self._load_checkpoint(path)
+        else:  # no checkpoint survived: start over from the initial weights
+            self._fresh_state()
+        self._report(Phase.RESTART)
         if self.cfg.verbose and self.me == self.members[0]:
             print(
                 f"restart {self.epoch}: all groups resume from the checkpoint at step "
@@ -451,8 +560,16 @@ class _Worker:
             )
         self._join_all()
 
+    def _fresh_state(self) -> None:
+        fresh = self.spec.model()
+        self.model.load_state_dict(fresh.state_dict())
+        self.optim = self.spec.optimizer(self.params)
+        self.sched = None if self.spec.scheduler is None else self.spec.scheduler(self.optim)
+        self.committed = 0
+
     def _train(self) -> None:
         n = self.n_types
+        p, b = self.n_params, self.n_buffers
         while self.committed < self.spec.steps or self.cur is not None:
             if self.cur is None:
                 self.cur = self._begin(self.committed)
@@ -463,11 +580,23 @@ class _Worker:
                 self._recover_until_built()
                 continue
             offset = 0
-            for p in self.params:
-                k = p.numel()
-                p.grad = (reduced[offset : offset + k] / n).reshape(p.shape).clone()
+            for param in self.params:
+                k = param.numel()
+                param.grad = (reduced[offset : offset + k] / n).reshape(param.shape).clone()
                 offset += k
             self.optim.step()
+            if self.sched is not None:
+                self.sched.step()
+            with torch.no_grad():
+                for buf, start in zip(self.buffers, cur.buffers, strict=True):
+                    k = buf.numel()
+                    delta = (reduced[offset : offset + k] / n).reshape(buf.shape)
+                    value = start.to(self.dtype) + delta
+                    if not buf.is_floating_point():
+                        value = value.round()
+                    buf.copy_(value.to(buf.dtype))
+                    offset += k
+            assert offset == p + b
             self.committed = cur.step + 1
             self._commit(cur, float(reduced[-1]) / n)
             self.last, self.cur = cur, None
@@ -483,37 +612,34 @@ class _Worker:
                 "computed": sorted(cur.computed),
                 "assigned": [int(g) for g in cur.comp],
                 "loss": loss,
+                "committed_at": time.monotonic(),
             }
         )
-        lead = self.me == self.members[0]
-        if lead and self.committed % self.spec.checkpoint_every == 0:
-            self._save(_CKPT)
-        if lead and self.cfg.verbose:
+        if self._lead() and self.cfg.verbose:
             print(_format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
+        if self._lead() and (
+            self.committed % self.spec.checkpoint_every == 0 or self.committed == self.spec.steps
+        ):
+            self._save_checkpoint()
 
     def _allreduce(self, tensor: torch.Tensor, step: int) -> bool:
         """Sum ``tensor`` over the members in place, bucket by bucket; False on failure.
 
-        Buckets go one after the other, as in DDP's bucketed all-reduce; a ``Kill`` with
-        phase ``"allreduce"`` fires once the first bucket has been reduced, so the survivors
-        are inside this step's all-reduce (part of it done, the rest impossible) when the
-        victim dies. The work handles and the exception stay local: once this returns False
-        only ``self.pg`` refers to the failed group, and dropping it closes its sockets.
+        Buckets go one after the other, as in DDP's bucketed all-reduce, and each is reported
+        in the progress array before it starts. The work handles and the exception stay local:
+        once this returns False only ``self.pg`` refers to the failed group, and dropping it
+        closes its sockets.
         """
-        assert self.pg is not None
+        if self.pg is None:
+            return False
         try:
-            for i, bucket in enumerate(torch.split(tensor, self.cfg.bucket_numel)):
+            for i, bucket in enumerate(torch.split(tensor, self.bucket_numel)):
+                self._report(Phase.ALLREDUCE, i)
                 self.pg.allreduce([bucket]).wait()  # type: ignore[attr-defined]  # stub lacks it
-                if i == 0:
-                    self._maybe_kill(step, "allreduce")
         except RuntimeError:
             return False
-        fault = Fault(self.me, step)
-        if fault in self.cfg.faults and fault not in self.fired:
-            self.fired.add(fault)
-            # Report the error a moment late, as a timeout would: by then the other members
-            # have certainly received everything and committed the step.
-            time.sleep(0.5)
+        injector = self.cfg.injector
+        if injector is not None and injector.collective_error(self.me, step):
             return False
         return True
 
@@ -529,6 +655,7 @@ class _Worker:
         self.pg = None
 
     def _recover_until_built(self) -> None:
+        self._report(Phase.RECOVER)
         t0 = time.perf_counter()
         while True:
             self._drop_pg()
@@ -544,10 +671,15 @@ class _Worker:
         A member whose last all-reduce failed asks for a quorum too, so it meets the finished
         members in the same quorum; they then roll back and redo the step with it.
         """
+        self._report(Phase.FINISH)
         quorum = self._quorum(shrink_only=True)
         if all(self._committed_of(m) == self.committed for m in quorum.participants):
-            if self.me == self._groups_of(quorum)[0]:
-                self._save(_FINAL)
+            # Every member writes the final parameters (the same values): the run's result
+            # must not depend on one particular member surviving the next milliseconds.
+            path = os.path.join(self.cfg.run_dir, FINAL.format(group=self.me))
+            tmp = f"{path}.tmp"
+            torch.save({"step": self.committed, "model": self.model.state_dict()}, tmp)
+            os.replace(tmp, path)
             return True
         self._drop_pg()
         try:

@@ -6,11 +6,12 @@ Every callable here is a module-level function so that worker processes started 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 import torch
 
-__all__ = ["build_mlp", "make_sgd", "mse_loss", "synthetic_shard", "TEACHER_SEED"]
+__all__ = ["build_mlp", "make_sgd", "mse_loss", "synthetic_shard", "paused_shard", "TEACHER_SEED"]
 
 #: Seed of the teacher network that labels the synthetic data.
 TEACHER_SEED = 12345
@@ -107,3 +108,18 @@ def synthetic_shard(
     x = torch.randn(batch, _IN, generator=gen, dtype=dtype)
     y = torch.tanh(x @ w) + 0.05 * torch.randn(batch, _OUT, generator=gen, dtype=dtype)
     return x, y
+
+
+def paused_shard(seconds: float, step: int, shard_type: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`synthetic_shard` after a pause of ``seconds``: a run slow enough to watch.
+
+    Bind the pause with ``functools.partial(paused_shard, 0.5)`` to get a shard callable.
+
+    Examples
+    --------
+    >>> x, _ = paused_shard(0.0, 0, 3)
+    >>> bool((x == synthetic_shard(0, 3)[0]).all())
+    True
+    """
+    time.sleep(float(seconds))
+    return synthetic_shard(step, shard_type)

@@ -25,9 +25,12 @@
 // paths (Dijkstra with Johnson potentials) in the residual graph source -> type -> group -> sink;
 // starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant). If
 // no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
-// an augmenting path never gains one), so the depth rises and a full solve runs at S+1, S+2, ...
-// Rejoins that may lower the depth and restarts also run the full solve: greedy zero-cost
-// assignment, then SSP for the remaining types, from the lowest depth ceil(T / alive) up.
+// an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
+// still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
+// a min-cost flow there too: the paths found at S are undone and augmenting resumes from it
+// (an incremental raise; no full solve). Rejoins that may lower the depth and restarts run
+// the full solve: greedy zero-cost assignment, then SSP for the remaining types, from the
+// lowest depth ceil(T / alive) up.
 //
 // Complexity. Validation and construction O(N * height). A failure that needs no depth change
 // costs O(height * R) per displaced type plus the explored part of the residual graph, which is
@@ -72,7 +75,8 @@ struct Decision {
   std::vector<std::int32_t> patch;
   // Wall-clock seconds spent deciding (validation included).
   double seconds = 0.0;
-  // True when the decision needed the full solve (depth change, rejoin, restart).
+  // True when the decision ran the full solve (a rejoin that may lower the depth, a restart);
+  // a failure, depth raise included, never does.
   bool full_solve = false;
 };
 
@@ -186,6 +190,10 @@ class Controller {
   std::vector<std::uint32_t> pot_stamp_;
   std::uint32_t pot_epoch_ = 0;
   std::int64_t pot_shift_ = 0;
+  // Undo log of a failure's augmenting paths at one depth: (type, previous provider), or
+  // (-1, group) for a load increment. Replayed backwards when the depth must rise.
+  std::vector<std::pair<std::int32_t, std::int32_t>> undo_;
+  bool log_undo_ = false;
   // Types whose provider changed during the event, for the move count.
   std::vector<std::int32_t> changed_;
   std::vector<std::uint8_t> changed_flag_;

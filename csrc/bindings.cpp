@@ -20,6 +20,7 @@
 #include "spare_fast/controller.hpp"
 #include "spare_fast/graph.hpp"
 #include "spare_fast/montecarlo.hpp"
+#include "python/py_controller.hpp"
 
 namespace py = pybind11;
 
@@ -175,12 +176,8 @@ void check_2d(const py::array& a, const char* name) {
   }
 }
 
-// The controller plus a mutex: one controller driven from several threads stays consistent,
-// and independent controllers never contend.
-struct PyController {
-  std::unique_ptr<Controller> ctl;
-  std::mutex mutex;
-};
+// The controller plus a mutex (shared with the other binding files).
+using spare_fast_python::PyController;
 
 py::tuple decision_tuple(Decision&& d) {
   const auto k = static_cast<py::ssize_t>(d.patch.size() / 2);
@@ -356,5 +353,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "spare_fast C++ decision core (graph kernels and the ReCtlr controller)";
   register_graph(m);
   register_controller(m);
+  register_batch(m);
   register_montecarlo(m);
 }

@@ -158,6 +158,7 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   pot_.assign(nodes, 0);
   pot_stamp_.assign(nodes, 0);
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
+  reserve_backward_search();
 }
 
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
@@ -594,8 +595,10 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     undo_.clear();
     log_undo_ = true;
     bool ok = true;
-    for (const std::int32_t t : pending) {
-      if (!augment_from(t)) {
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const std::int32_t t = pending[i];
+      const auto unassigned = static_cast<std::int64_t>(pending.size() - i);
+      if (!(near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t))) {
         ok = false;
         break;
       }

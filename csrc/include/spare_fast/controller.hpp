@@ -136,6 +136,14 @@ class Controller {
   bool assign_at_depth(std::int32_t s);
   // One shortest augmenting path from unassigned type t; false if none exists.
   bool augment_from(std::int32_t t);
+  // The same path searched from both ends (csrc/src/controller_bidirectional.cpp), for a
+  // failure while spare capacity is nearly exhausted (near_saturation()).
+  // `unassigned`: how many types (t included) have no provider now.
+  bool augment_bidirectional(std::int32_t t, std::int64_t unassigned);
+  bool near_saturation() const;
+  // The alive groups with load < price_depth_ (cached between calls, checked by total room).
+  const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
+  void reserve_backward_search();
   void reset_potentials();
   std::int64_t potential(std::int32_t v) const;
   void record_change(std::int32_t t);
@@ -194,6 +202,18 @@ class Controller {
   // (-1, group) for a load increment. Replayed backwards when the depth must rise.
   std::vector<std::pair<std::int32_t, std::int32_t>> undo_;
   bool log_undo_ = false;
+  // Backward search scratch (sized on first use) and the path it assembles.
+  std::vector<std::int64_t> bdist_;
+  std::vector<std::int32_t> bnext_;  // next node towards the sink
+  std::vector<std::uint32_t> bstamp_;
+  std::vector<std::uint8_t> bsettled_;
+  std::vector<std::int32_t> bsettled_list_;
+  std::uint32_t bsearch_stamp_ = 0;
+  std::vector<std::pair<std::int64_t, std::int32_t>> bheap_;
+  std::deque<std::pair<std::int64_t, std::int32_t>> bdeque_;
+  std::vector<std::int32_t> path_fwd_;
+  std::vector<std::int32_t> path_bwd_;
+  std::vector<std::int32_t> free_cache_;
   // Types whose provider changed during the event, for the move count.
   std::vector<std::int32_t> changed_;
   std::vector<std::uint8_t> changed_flag_;

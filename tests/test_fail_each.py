@@ -114,3 +114,27 @@ def test_rejected_sequence_changes_nothing(groups, error, message):
 def test_stop_at_wipeout_must_be_a_bool():
     with pytest.raises(TypeError, match="stop_at_wipeout"):
         Controller(Layout.cyclic(6, 3)).fail_each([1], stop_at_wipeout=1)
+
+
+@pytest.mark.parametrize("cost", [False, True], ids=["unit", "move_cost"])
+def test_near_saturation_decisions_equal_solve(cost):
+    # Just before the counting bound forces a depth raise the spare capacity is a handful of
+    # slots and the controller searches augmenting paths from both ends: check those events.
+    from spare_fast import solve
+
+    layout = Layout.sidon(4_000, 8, seed=2)
+    move_cost = np.random.default_rng(3).integers(1, 4, layout.stacks.shape) if cost else None
+    order = np.random.default_rng(4).permutation(layout.n_groups)
+    dry = Controller(layout, move_cost=move_cost).fail_each(order)
+    raises = np.flatnonzero(np.diff(dry.depth[dry.status == 0]) > 0) + 1
+    last_raise = int(raises[-1]) if raises.size else dry.events - 1
+    start = max(0, last_raise - 120)
+    ctl = Controller(layout, move_cost=move_cost)
+    ctl.fail_each(order[:start])
+    for g in order[start : last_raise + 5].tolist():
+        before = ctl.stacks.copy()
+        d = ctl.fail(g)
+        ref = solve(before, ctl.alive, move_cost=move_cost)
+        assert (d.status, d.depth, d.moves) == (ref.status, ref.depth, ref.moves)
+        if d.status == Status.WIPEOUT:
+            break

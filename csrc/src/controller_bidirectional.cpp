@@ -90,13 +90,13 @@ class SearchQueue {
 }  // namespace
 
 bool Controller::near_saturation() const {
-  // Spare capacity S * alive - T (the few unassigned types of an event aside) against the
-  // alive groups: below 1/kRatio of them the forward ball before the first group with room
-  // costs more than the two small balls (kRatio = 64 measured best at N = 100,000, r = 20,
-  // among 16, 64 and 256: worst decision 1.2 ms of CPU against 1.3 and 2.2 ms).
-  constexpr std::int64_t kRatio = 64;
+  // Spare capacity F = S * alive - T (the few unassigned types of an event aside). A forward
+  // search meets a group with room after about alive / F groups; the backward search starts
+  // from all F of them, so the two-ended search pays about F + sqrt(alive / F) per side and
+  // wins while F is below a few sqrt(alive): F^2 < 12 alive (measured at N = 100,000,
+  // r = 20 among thresholds alive/16, /64, /256: /64, i.e. F < 780 at 50,000 alive, was best).
   const std::int64_t slack = static_cast<std::int64_t>(price_depth_) * n_alive_ - n_types_;
-  return slack * kRatio < n_alive_;
+  return slack < 0 || slack * slack < 12 * static_cast<std::int64_t>(n_alive_);
 }
 
 void Controller::reserve_backward_search() {

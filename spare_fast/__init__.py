@@ -8,9 +8,11 @@ each step, at the smallest stack depth and with the fewest moves.
 
 from __future__ import annotations
 
+from spare_fast._install_info import get_cmake_dir, get_include
 from spare_fast.controller import Controller, Decision, Status, solve
 from spare_fast.layout import Layout
 
 __version__ = "0.1.0"
 
 __all__ = ["Controller", "Decision", "Layout", "Status", "__version__", "solve"]
+__all__ += ["get_cmake_dir", "get_include"]  # the C/C++ package in the wheel

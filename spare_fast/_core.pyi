@@ -74,6 +74,18 @@ class Controller:
     @staticmethod
     def restore(data: bytes) -> tuple[Controller, bytes]: ...
     def _assignment_at(self, event: int) -> npt.NDArray[np.int32]: ...
+    def _fail_each(
+        self, groups: npt.NDArray[np.int32], stop_at_wipeout: bool = True
+    ) -> tuple[
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.bool_],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+    ]: ...
     @property
     def n_groups(self) -> int: ...
     @property

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from spare_fast import _core
+from spare_fast._batch import FailEach, fail_each_core
 from spare_fast._core import Decision as _CoreDecision
 from spare_fast._validation import bool_array, index_array, int_array, stacks_array
 from spare_fast.layout import Layout
@@ -423,6 +424,50 @@ class Controller:
             f"Controller(n_groups={self.n_groups}, n_types={self.n_types}, "
             f"n_alive={self.n_alive}, depth={self.depth}, wiped_out={self.wiped_out})"
         )
+
+    # -- batch --------------------------------------------------------------------------------
+    def fail_each(self, groups: GroupIds, stop_at_wipeout: bool = True) -> FailEach:
+        """Fail ``groups`` one at a time, in order, in one C++ call.
+
+        Parameters
+        ----------
+        groups : int or sequence of int
+            Alive group ids, each at most once; event ``i`` is ``fail(groups[i])``.
+        stop_at_wipeout : bool, optional
+            Stop after the first wipe-out (that event included; later groups stay alive).
+            With False every group is failed and the events after a wipe-out report it.
+
+        Returns
+        -------
+        FailEach
+            Per-event arrays ``status``, ``depth``, ``moves``, ``swaps``, ``full_solve``,
+            ``seconds``, plus all patch rows ``patch`` ``(k, 2)`` with their ``patch_event``.
+
+        Raises
+        ------
+        IndexError
+            A group id out of range.
+        ValueError
+            A dead or repeated group id. Checked for the whole sequence first: the state is
+            then unchanged.
+
+        Notes
+        -----
+        Each event equals the single :meth:`fail` call, bit for bit; what is saved is the
+        Python call and the :class:`Decision` per event (one crossing, no per-event Python
+        object), and the GIL is released for the whole sequence.
+
+        Examples
+        --------
+        >>> from spare_fast import Controller, Layout
+        >>> ctl = Controller(Layout.cyclic(6, 3))
+        >>> out = ctl.fail_each([2, 3, 4])
+        >>> out.depth.tolist(), out.status.tolist(), out.patch_event.tolist()
+        ([2, 2, 0], [0, 0, 1], [0, 1])
+        """
+        # A private copy: the kernel reads the ids without the GIL, so no other thread holds them.
+        ids = np.array(self._groups(groups), dtype=np.int32, copy=True)
+        return fail_each_core(self._core, ids, stop_at_wipeout)
 
 
 class SolveResult(Decision):

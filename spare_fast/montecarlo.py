@@ -174,7 +174,7 @@ def overhead(
     Notes
     -----
     A trajectory fails groups one by one in a uniformly random order through
-    ``Controller.fail`` until the controller reports ``Status.WIPEOUT``. Its states are the
+    ``Controller.fail_each`` until the controller reports ``Status.WIPEOUT``. Its states are the
     fault-free start (depth 1) and the state after each of the ``W`` survived failures, at the
     depth the controller chose (the optimal ``S*``); by default the trajectory's mean depth
     averages these ``W + 1`` states, each of which the job runs in until the next failure.
@@ -220,15 +220,13 @@ def _overhead_samples(
             order = rng.permutation(layout.n_groups)
             if t:
                 ctl.restart()
-            depth_sum = last = int(ctl.depth)
-            count = 1
-            for g in order.tolist():
-                decision = ctl.fail(g)
-                if decision.status == Status.WIPEOUT:
-                    break
-                last = int(decision.depth)
-                depth_sum += last
-                count += 1
+            start = int(ctl.depth)
+            # One C++ call per trajectory: the failures up to and including the wipe-out.
+            events = ctl.fail_each(order)
+            depths = events.depth[events.status == Status.OK]
+            depth_sum = start + int(depths.sum())
+            last = int(depths[-1]) if depths.size else start
+            count = 1 + int(depths.size)
             everything[t] = depth_sum / count
             survived[t] = (depth_sum - last) / (count - 1) if count > 1 else float(depth_sum)
             bar.update(1)

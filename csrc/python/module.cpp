@@ -6,6 +6,8 @@
 // TypeError.
 #include <pybind11/pybind11.h>
 
+#include "py_controller.hpp"
+
 namespace spare_fast::python {
 void register_graph(pybind11::module_& m);
 void register_controller(pybind11::module_& m);
@@ -16,5 +18,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "spare_fast C++ decision core (graph kernels, the ReCtlr controller, Monte Carlo)";
   spare_fast::python::register_graph(m);
   spare_fast::python::register_controller(m);
+  register_batch(m);  // reopens the Controller class: after register_controller
   spare_fast::python::register_montecarlo(m);
 }

@@ -22,16 +22,15 @@
 #include <vector>
 
 #include "buffer.hpp"
+#include "py_controller.hpp"
 #include "spare_fast/controller.hpp"
 
 namespace spare_fast::python {
 
 namespace {
 
-struct PyController {
-  std::unique_ptr<Controller> ctl;
-  std::mutex mutex;
-};
+// The controller plus its mutex (py_controller.hpp: shared with register_batch.cpp).
+using spare_fast_python::PyController;
 
 // Runs f(controller) with the GIL released and the controller's mutex held. Safe: f touches
 // only C++-owned memory (the controller and private copies of the inputs).

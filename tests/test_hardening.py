@@ -46,6 +46,7 @@ def _run_capped(code: str, extra_mb: int = 600) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         env=env,
+        cwd=where,  # not the source tree, whose spare_fast/ would shadow an installed one
         timeout=300,
     )
 

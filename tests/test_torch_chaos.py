@@ -85,11 +85,20 @@ def test_random_signals_by_pid_every_run_finishes_with_failure_free_weights(seed
     pids = [p for group in result.pids.values() for p in group]
     assert alive_pids(pids) == []
     # Every signalled process that was still running ended by that signal, and the run
-    # recorded it (a process may also have ended on its own before the signal arrived).
+    # recorded it. A process may also have ended on its own before the signal arrived (0, or
+    # EXIT_EXCLUDED / EXIT_UNNEEDED / 1 from the worker), or been ended by the launcher with
+    # SIGKILL after the survivors dropped it from the agreed view (a slow machine can make a
+    # process that is handling SIGTERM miss its heartbeats).
     codes = {
         p: c for g in result.pids for p, c in zip(result.pids[g], result.exit_codes[g], strict=True)
     }
-    assert all(codes[s.pid] in (-s.signal, 0, 3, 4, 1) for s in chaos.sent if s.pid in codes)
+    allowed = {0, 1, 3, 4, -signal.SIGKILL}
+    unexpected = [
+        (s.pid, s.signal, codes[s.pid])
+        for s in chaos.sent
+        if s.pid in codes and codes[s.pid] not in allowed | {-s.signal}
+    ]
+    assert unexpected == []
     assert any(codes[s.pid] == -s.signal for s in chaos.sent if s.pid in codes)
     assert [s.step for s in result.steps] == list(range(STEPS))
     assert max_rel_diff(result.params, REFERENCE) <= 1e-10

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+import spare_fast
+
 torch = pytest.importorskip("torch")
 if importlib.util.find_spec("torchft") is None:
     pytest.skip("torchft is not installed", allow_module_level=True)
@@ -43,7 +45,9 @@ from spare_fast.torch.testing import (  # noqa: E402
     slow_shard,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+# The folder that holds the spare_fast this process imports (site-packages when installed, the
+# source tree with an in-place build in development): the launcher subprocess imports the same.
+PACKAGE_HOME = Path(spare_fast.__file__).resolve().parents[1]
 LAYOUT = Layout.cyclic(4, 2)
 SPEC = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 6, 2)
 SLOW = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, 14, 2)
@@ -64,7 +68,7 @@ print("finished")
 
 
 def start_launcher(run_dir: str, tmp: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(PACKAGE_HOME))
     return subprocess.Popen([sys.executable, "-c", LAUNCHER, run_dir], env=env, cwd=str(tmp))
 
 

@@ -20,7 +20,11 @@ needs_wheel = pytest.mark.skipif(not INSTALLED, reason="needs spare_fast install
 
 def run_module(*args):
     return subprocess.run(
-        [sys.executable, "-m", "spare_fast", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "spare_fast", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=PACKAGE.parent,  # not the source tree, whose spare_fast/ would shadow the installed one
     )
 
 

@@ -20,6 +20,7 @@
 #include "spare_fast/controller.hpp"
 #include "spare_fast/graph.hpp"
 #include "spare_fast/montecarlo.hpp"
+#include "spare_fast/network_simplex.hpp"
 
 namespace py = pybind11;
 
@@ -91,7 +92,11 @@ py::array_t<std::int32_t> max_b_matching(const CArray<std::int32_t>& indptr,
 
 py::tuple min_cost_flow(std::int64_t n_nodes, const CArray<std::int32_t>& tail,
                         const CArray<std::int32_t>& head, const CArray<std::int64_t>& capacity,
-                        const CArray<std::int64_t>& cost, const CArray<std::int64_t>& supply) {
+                        const CArray<std::int64_t>& cost, const CArray<std::int64_t>& supply,
+                        std::int32_t method) {
+  if (method < 0 || method > 2) {
+    throw std::invalid_argument("method = " + std::to_string(method) + " is not in [0, 3)");
+  }
   const auto t = span_1d("tail", tail);
   const auto h = span_1d("head", head);
   const auto c = span_1d("capacity", capacity);
@@ -100,7 +105,7 @@ py::tuple min_cost_flow(std::int64_t n_nodes, const CArray<std::int32_t>& tail,
   sf::MinCostFlowResult r;
   {
     py::gil_scoped_release release;
-    r = sf::min_cost_flow(n_nodes, t, h, c, w, b);
+    r = sf::min_cost_flow(n_nodes, t, h, c, w, b, static_cast<sf::MinCostFlowMethod>(method));
   }
   return py::make_tuple(r.status, r.total_cost, r.flow_value, give_to_numpy(std::move(r.flow)));
 }
@@ -128,7 +133,9 @@ void register_graph(py::module_& m) {
         "Maximum bipartite b-matching on int32 CSR; see spare_fast.graph.max_b_matching.");
   m.def("_min_cost_flow", &gb::min_cost_flow, py::arg("n_nodes"), py::arg("tail"),
         py::arg("head"), py::arg("capacity"), py::arg("cost"), py::arg("supply"),
-        "Min-cost flow; returns (status, total_cost, flow_value, flow). See "
+        py::arg("method") = 1,
+        "Min-cost flow (method 0 auto, 1 successive shortest paths, 2 network simplex); "
+        "returns (status, total_cost, flow_value, flow). See "
         "spare_fast.graph.min_cost_flow.");
 }
 

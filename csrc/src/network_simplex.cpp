@@ -63,18 +63,16 @@ class NetworkSimplex {
       }
     }
     const std::size_t n_arcs = sz(m) + n_nodes;
-    source_.resize(n_arcs);
-    target_.resize(n_arcs);
-    cost_.resize(n_arcs);
+    arc_.resize(n_arcs);
     cap_.resize(n_arcs);
     flow_.assign(n_arcs, 0);
     state_.assign(n_arcs, kAtLower);
     for (std::size_t a = 0; a < tail.size; ++a) {
       const Index e = arc_of_input_[a];
       if (e == kNone) continue;
-      source_[sz(e)] = tail[a];
-      target_[sz(e)] = head[a];
-      cost_[sz(e)] = cost[a];
+      arc_[sz(e)].source = tail[a];
+      arc_[sz(e)].target = head[a];
+      arc_[sz(e)].cost = cost[a];
       // An acyclic minimum-cost flow exists (costs are nonnegative), so no arc needs more
       // than the total supply; the clamp bounds every flow the pivots can produce.
       cap_[sz(e)] = capacity[a] < total_supply ? capacity[a] : total_supply;
@@ -96,19 +94,19 @@ class NetworkSimplex {
       rev_thread_[sz(u) + 1] = u;
       succ_num_[sz(u)] = 1;
       last_succ_[sz(u)] = u;
-      cost_[sz(e)] = big_m;
+      arc_[sz(e)].cost = big_m;
       cap_[sz(e)] = kUnbounded;
       state_[sz(e)] = kInTree;
       if (supply[sz(u)] >= 0) {
         up_[sz(u)] = 1;
-        source_[sz(e)] = u;
-        target_[sz(e)] = root_;
+        arc_[sz(e)].source = u;
+        arc_[sz(e)].target = root_;
         flow_[sz(e)] = supply[sz(u)];
         pi_[sz(u)] = -big_m;
       } else {
         up_[sz(u)] = 0;
-        source_[sz(e)] = root_;
-        target_[sz(e)] = u;
+        arc_[sz(e)].source = root_;
+        arc_[sz(e)].target = u;
         flow_[sz(e)] = -supply[sz(u)];
         pi_[sz(u)] = big_m;
       }
@@ -162,9 +160,9 @@ class NetworkSimplex {
     for (std::size_t i = 0; i < nt; ++i) if (rev_thread_[sz(thread_[i])] != static_cast<Index>(i)) std::abort();
     for (Index u = 0; u < n_; ++u) {
       const Index e = pred_[sz(u)]; const Index p = parent_[sz(u)];
-      if (up_[sz(u)] ? (source_[sz(e)] != u || target_[sz(e)] != p) : (source_[sz(e)] != p || target_[sz(e)] != u)) std::abort();
+      if (up_[sz(u)] ? (arc_[sz(e)].source != u || arc_[sz(e)].target != p) : (arc_[sz(e)].source != p || arc_[sz(e)].target != u)) std::abort();
       if (state_[sz(e)] != kInTree) std::abort();
-      if (cost_[sz(e)] + pi_[sz(source_[sz(e)])] - pi_[sz(target_[sz(e)])] != 0) std::abort();
+      if (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)] != 0) std::abort();
       if (flow_[sz(e)] < 0 || flow_[sz(e)] > cap_[sz(e)]) std::abort();
     }
     // subtree sizes and last succ
@@ -185,7 +183,7 @@ class NetworkSimplex {
     Index left = block_size_;
     for (Index k = 0, e = next_arc_; k < n_real_; ++k) {
       const std::int64_t violation =
-          state_[sz(e)] * (cost_[sz(e)] + pi_[sz(source_[sz(e)])] - pi_[sz(target_[sz(e)])]);
+          state_[sz(e)] * (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)]);
       if (violation < best) {
         best = violation;
         chosen = e;
@@ -214,8 +212,8 @@ class NetworkSimplex {
     const bool increase = state_[sz(in)] == kAtLower;
     // Flow goes first -> second on the entering arc, then up from second to the apex and
     // down from the apex to first.
-    const Index first = increase ? source_[sz(in)] : target_[sz(in)];
-    const Index second = increase ? target_[sz(in)] : source_[sz(in)];
+    const Index first = increase ? arc_[sz(in)].source : arc_[sz(in)].target;
+    const Index second = increase ? arc_[sz(in)].target : arc_[sz(in)].source;
     Index a = first;
     Index b = second;
     while (a != b) {
@@ -337,7 +335,7 @@ class NetworkSimplex {
     }
     parent_[sz(new_root)] = new_parent;
     pred_[sz(new_root)] = in;
-    up_[sz(new_root)] = source_[sz(in)] == new_root ? 1 : 0;
+    up_[sz(new_root)] = arc_[sz(in)].source == new_root ? 1 : 0;
     succ_num_[sz(new_root)] = size;
     last_succ_[sz(new_root)] = new_last;
 
@@ -354,11 +352,18 @@ class NetworkSimplex {
 
     // Restore zero reduced cost on the entering arc by shifting the potentials of T.
     const std::int64_t reduced =
-        cost_[sz(in)] + pi_[sz(source_[sz(in)])] - pi_[sz(target_[sz(in)])];
-    const std::int64_t shift = source_[sz(in)] == new_root ? -reduced : reduced;
+        arc_[sz(in)].cost + pi_[sz(arc_[sz(in)].source)] - pi_[sz(arc_[sz(in)].target)];
+    const std::int64_t shift = arc_[sz(in)].source == new_root ? -reduced : reduced;
     Index x = new_root;
     for (Index c = 0; c < size; ++c, x = thread_[sz(x)]) pi_[sz(x)] += shift;
   }
+
+  // What the pricing reads of an arc, kept together (one stream instead of three).
+  struct Arc {
+    Index source;       // tail
+    Index target;       // head
+    std::int64_t cost;  // cost (big M on artificial arcs)
+  };
 
   struct Segment {
     Index a_end;    // last node of the old subtree of stem[i] before stem[i - 1]'s
@@ -373,9 +378,7 @@ class NetworkSimplex {
   Index block_size_ = 10;              // arcs priced per block
   Index next_arc_ = 0;                 // where the next block search starts
   std::vector<Index> arc_of_input_;    // input arc -> internal arc, kNone if left out
-  std::vector<Index> source_;          // tail of each internal arc
-  std::vector<Index> target_;          // head of each internal arc
-  std::vector<std::int64_t> cost_;     // cost (big M on artificial arcs)
+  std::vector<Arc> arc_;               // ends and cost of each internal arc
   std::vector<std::int64_t> cap_;      // capacity (clamped; unbounded on artificial arcs)
   std::vector<std::int64_t> flow_;     // current flow
   std::vector<std::int8_t> state_;     // kAtLower, kInTree or kAtUpper

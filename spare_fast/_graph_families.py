@@ -162,9 +162,7 @@ def _grid_arcs(rows: int, cols: int, torus: bool = False) -> tuple[np.ndarray, n
     return np.concatenate((t, h)), np.concatenate((h, t))
 
 
-def _terminals(
-    rng: np.random.Generator, n: int, n_src: int, n_snk: int, total: int
-) -> np.ndarray:
+def _terminals(rng: np.random.Generator, n: int, n_src: int, n_snk: int, total: int) -> np.ndarray:
     nodes = rng.choice(n, size=n_src + n_snk, replace=False)
     supply = np.zeros(n, dtype=np.int64)
     supply[nodes[:n_src]] = _split(rng, total, n_src)

@@ -17,13 +17,18 @@ import numpy.typing as npt
 
 from spare_fast import _core
 from spare_fast._core import MinCostFlowStatus
+from spare_fast._dimacs import DimacsError, DimacsProblem, read_dimacs, write_dimacs
 
 __all__ = [
+    "DimacsError",
+    "DimacsProblem",
     "MinCostFlowResult",
     "MinCostFlowStatus",
     "hopcroft_karp",
     "max_b_matching",
     "min_cost_flow",
+    "read_dimacs",
+    "write_dimacs",
 ]
 
 _I32 = np.iinfo(np.int32)

@@ -64,8 +64,7 @@ class NetworkSimplex {
     }
     const std::size_t n_arcs = sz(m) + n_nodes;
     arc_.resize(n_arcs);
-    cap_.resize(n_arcs);
-    flow_.assign(n_arcs, 0);
+    res_.assign(n_arcs, FlowCap{0, 0});
     state_.assign(n_arcs, kAtLower);
     for (std::size_t a = 0; a < tail.size; ++a) {
       const Index e = arc_of_input_[a];
@@ -75,49 +74,46 @@ class NetworkSimplex {
       arc_[sz(e)].cost = cost[a];
       // An acyclic minimum-cost flow exists (costs are nonnegative), so no arc needs more
       // than the total supply; the clamp bounds every flow the pivots can produce.
-      cap_[sz(e)] = capacity[a] < total_supply ? capacity[a] : total_supply;
+      res_[sz(e)].cap = capacity[a] < total_supply ? capacity[a] : total_supply;
     }
     const std::size_t n_tree = n_nodes + 1;
-    parent_.resize(n_tree);
-    pred_.resize(n_tree);
-    up_.resize(n_tree);
+    node_.resize(n_tree);
     thread_.resize(n_tree);
     rev_thread_.resize(n_tree);
-    succ_num_.resize(n_tree);
     last_succ_.resize(n_tree);
     pi_.assign(n_tree, 0);
     for (Index u = 0; u < n_; ++u) {
       const Index e = n_real_ + u;
-      parent_[sz(u)] = root_;
-      pred_[sz(u)] = e;
+      node_[sz(u)].parent = root_;
+      node_[sz(u)].pred = e;
       thread_[sz(u)] = u + 1;
       rev_thread_[sz(u) + 1] = u;
-      succ_num_[sz(u)] = 1;
+      node_[sz(u)].succ_num = 1;
       last_succ_[sz(u)] = u;
       arc_[sz(e)].cost = big_m;
-      cap_[sz(e)] = kUnbounded;
+      res_[sz(e)].cap = kUnbounded;
       state_[sz(e)] = kInTree;
       if (supply[sz(u)] >= 0) {
-        up_[sz(u)] = 1;
+        node_[sz(u)].up = 1;
         arc_[sz(e)].source = u;
         arc_[sz(e)].target = root_;
-        flow_[sz(e)] = supply[sz(u)];
+        res_[sz(e)].flow = supply[sz(u)];
         pi_[sz(u)] = -big_m;
       } else {
-        up_[sz(u)] = 0;
+        node_[sz(u)].up = 0;
         arc_[sz(e)].source = root_;
         arc_[sz(e)].target = u;
-        flow_[sz(e)] = -supply[sz(u)];
+        res_[sz(e)].flow = -supply[sz(u)];
         pi_[sz(u)] = big_m;
       }
     }
-    parent_[sz(root_)] = kNone;
-    pred_[sz(root_)] = kNone;
-    up_[sz(root_)] = 0;
+    node_[sz(root_)].parent = kNone;
+    node_[sz(root_)].pred = kNone;
+    node_[sz(root_)].up = 0;
     thread_[sz(root_)] = n_ > 0 ? 0 : root_;
     rev_thread_[0] = root_;
     rev_thread_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
-    succ_num_[sz(root_)] = n_ + 1;
+    node_[sz(root_)].succ_num = n_ + 1;
     last_succ_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
     if (n_ > 0) thread_[sz(n_) - 1] = root_;
     const double block = std::sqrt(static_cast<double>(n_real_));
@@ -135,7 +131,7 @@ class NetworkSimplex {
 #endif
     }
     for (Index u = 0; u < n_; ++u) {
-      if (flow_[sz(n_real_ + u)] != 0) return false;
+      if (res_[sz(n_real_ + u)].flow != 0) return false;
     }
     return true;
   }
@@ -143,7 +139,7 @@ class NetworkSimplex {
   // Flow on input arc a (0 for arcs left out).
   std::int64_t flow(std::size_t a) const {
     const Index e = arc_of_input_[a];
-    return e == kNone ? 0 : flow_[sz(e)];
+    return e == kNone ? 0 : res_[sz(e)].flow;
   }
 
  private:
@@ -159,17 +155,17 @@ class NetworkSimplex {
     for (std::size_t i = 0; i < nt; ++i) { if (pos[sz(order[i])] != -1) std::abort(); pos[sz(order[i])] = static_cast<Index>(i); }
     for (std::size_t i = 0; i < nt; ++i) if (rev_thread_[sz(thread_[i])] != static_cast<Index>(i)) std::abort();
     for (Index u = 0; u < n_; ++u) {
-      const Index e = pred_[sz(u)]; const Index p = parent_[sz(u)];
-      if (up_[sz(u)] ? (arc_[sz(e)].source != u || arc_[sz(e)].target != p) : (arc_[sz(e)].source != p || arc_[sz(e)].target != u)) std::abort();
+      const Index e = node_[sz(u)].pred; const Index p = node_[sz(u)].parent;
+      if (node_[sz(u)].up ? (arc_[sz(e)].source != u || arc_[sz(e)].target != p) : (arc_[sz(e)].source != p || arc_[sz(e)].target != u)) std::abort();
       if (state_[sz(e)] != kInTree) std::abort();
       if (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)] != 0) std::abort();
-      if (flow_[sz(e)] < 0 || flow_[sz(e)] > cap_[sz(e)]) std::abort();
+      if (res_[sz(e)].flow < 0 || res_[sz(e)].flow > res_[sz(e)].cap) std::abort();
     }
     // subtree sizes and last succ
     for (Index u = 0; u <= n_; ++u) {
       Index cntu = 0; Index y = u; Index last = u;
-      do { last = y; y = thread_[sz(y)]; ++cntu; } while (y != root_ && [&]{ Index z = y; while (z != kNone && z != u) z = parent_[sz(z)]; return z == u; }());
-      if (cntu != succ_num_[sz(u)]) { std::fprintf(stderr, "succ %d: %d vs %d\n", u, cntu, succ_num_[sz(u)]); std::abort(); }
+      do { last = y; y = thread_[sz(y)]; ++cntu; } while (y != root_ && [&]{ Index z = y; while (z != kNone && z != u) z = node_[sz(z)].parent; return z == u; }());
+      if (cntu != node_[sz(u)].succ_num) { std::fprintf(stderr, "succ %d: %d vs %d\n", u, cntu, node_[sz(u)].succ_num); std::abort(); }
       if (last != last_succ_[sz(u)]) { std::fprintf(stderr, "last %d\n", u); std::abort(); }
     }
   }
@@ -203,9 +199,9 @@ class NetworkSimplex {
   // Residual capacity of the parent arc of w in the direction child -> parent (toward_root)
   // or parent -> child.
   std::int64_t residual(Index w, bool toward_root) const {
-    const Index e = pred_[sz(w)];
-    const bool along = (up_[sz(w)] != 0) == toward_root;
-    return along ? cap_[sz(e)] - flow_[sz(e)] : flow_[sz(e)];
+    const Index e = node_[sz(w)].pred;
+    const bool along = (node_[sz(w)].up != 0) == toward_root;
+    return along ? res_[sz(e)].cap - res_[sz(e)].flow : res_[sz(e)].flow;
   }
 
   void pivot(Index in) {
@@ -217,10 +213,10 @@ class NetworkSimplex {
     Index a = first;
     Index b = second;
     while (a != b) {
-      if (succ_num_[sz(a)] < succ_num_[sz(b)]) {
-        a = parent_[sz(a)];
+      if (node_[sz(a)].succ_num < node_[sz(b)].succ_num) {
+        a = node_[sz(a)].parent;
       } else {
-        b = parent_[sz(b)];
+        b = node_[sz(b)].parent;
       }
     }
     const Index apex = a;
@@ -228,10 +224,10 @@ class NetworkSimplex {
     // The leaving arc is the blocking arc met last when the cycle is walked from the apex in
     // the direction of the flow: apex .. first, the entering arc, second .. apex. Walking the
     // first side upwards meets that order backwards (strict <), the second side forwards (<=).
-    std::int64_t delta = cap_[sz(in)];  // at either bound its residual is its capacity
+    std::int64_t delta = res_[sz(in)].cap;  // at either bound its residual is its capacity
     Index leave = kNone;                // child end of the leaving tree arc; kNone: `in`
     bool leave_on_first = false;
-    for (Index w = first; w != apex; w = parent_[sz(w)]) {
+    for (Index w = first; w != apex; w = node_[sz(w)].parent) {
       const std::int64_t r = residual(w, false);
       if (r < delta) {
         delta = r;
@@ -239,7 +235,7 @@ class NetworkSimplex {
         leave_on_first = true;
       }
     }
-    for (Index w = second; w != apex; w = parent_[sz(w)]) {
+    for (Index w = second; w != apex; w = node_[sz(w)].parent) {
       const std::int64_t r = residual(w, true);
       if (r <= delta) {
         delta = r;
@@ -249,20 +245,20 @@ class NetworkSimplex {
     }
 
     if (delta > 0) {
-      flow_[sz(in)] += increase ? delta : -delta;
-      for (Index w = first; w != apex; w = parent_[sz(w)]) {
-        flow_[sz(pred_[sz(w)])] += up_[sz(w)] ? -delta : delta;
+      res_[sz(in)].flow += increase ? delta : -delta;
+      for (Index w = first; w != apex; w = node_[sz(w)].parent) {
+        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? -delta : delta;
       }
-      for (Index w = second; w != apex; w = parent_[sz(w)]) {
-        flow_[sz(pred_[sz(w)])] += up_[sz(w)] ? delta : -delta;
+      for (Index w = second; w != apex; w = node_[sz(w)].parent) {
+        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? delta : -delta;
       }
     }
     if (leave == kNone) {  // the entering arc blocks itself: it only changes bound
       state_[sz(in)] = increase ? kAtUpper : kAtLower;
       return;
     }
-    const Index out = pred_[sz(leave)];
-    state_[sz(out)] = flow_[sz(out)] == 0 ? kAtLower : kAtUpper;
+    const Index out = node_[sz(leave)].pred;
+    state_[sz(out)] = res_[sz(out)].flow == 0 ? kAtLower : kAtUpper;
     state_[sz(in)] = kInTree;
     // The subtree below the leaving arc moves: the end of the entering arc inside it becomes
     // its root, hung from the other end.
@@ -278,14 +274,14 @@ class NetworkSimplex {
   // the part after it, so every stem node's new subtree ends where T ends.
   void rehang(Index in, Index new_root, Index new_parent, Index old_top, Index apex) {
     stem_.clear();
-    for (Index w = new_root; w != old_top; w = parent_[sz(w)]) stem_.push_back(w);
+    for (Index w = new_root; w != old_top; w = node_[sz(w)].parent) stem_.push_back(w);
     stem_.push_back(old_top);
     const std::size_t k = stem_.size() - 1;
     const Index old_last = last_succ_[sz(old_top)];
     const Index before = rev_thread_[sz(old_top)];
     const Index after = thread_[sz(old_last)];
-    const Index size = succ_num_[sz(old_top)];
-    const Index old_parent = parent_[sz(old_top)];
+    const Index size = node_[sz(old_top)].succ_num;
+    const Index old_parent = node_[sz(old_top)].parent;
 
     // Read the segment ends before any link changes.
     seg_.resize(k + 1);
@@ -327,26 +323,26 @@ class NetworkSimplex {
     for (std::size_t i = k; i >= 1; --i) {
       const Index w = stem_[i];
       const Index child = stem_[i - 1];
-      parent_[sz(w)] = child;
-      pred_[sz(w)] = pred_[sz(child)];
-      up_[sz(w)] = up_[sz(child)] ? 0 : 1;
-      succ_num_[sz(w)] = size - succ_num_[sz(child)];
+      node_[sz(w)].parent = child;
+      node_[sz(w)].pred = node_[sz(child)].pred;
+      node_[sz(w)].up = node_[sz(child)].up ? 0 : 1;
+      node_[sz(w)].succ_num = size - node_[sz(child)].succ_num;
       last_succ_[sz(w)] = new_last;
     }
-    parent_[sz(new_root)] = new_parent;
-    pred_[sz(new_root)] = in;
-    up_[sz(new_root)] = arc_[sz(in)].source == new_root ? 1 : 0;
-    succ_num_[sz(new_root)] = size;
+    node_[sz(new_root)].parent = new_parent;
+    node_[sz(new_root)].pred = in;
+    node_[sz(new_root)].up = arc_[sz(in)].source == new_root ? 1 : 0;
+    node_[sz(new_root)].succ_num = size;
     last_succ_[sz(new_root)] = new_last;
 
     // Subtree sizes change below the apex only; subtree ends wherever T was or lands last.
-    for (Index x = old_parent; x != apex; x = parent_[sz(x)]) succ_num_[sz(x)] -= size;
-    for (Index x = new_parent; x != apex; x = parent_[sz(x)]) succ_num_[sz(x)] += size;
-    for (Index x = old_parent; x != kNone && last_succ_[sz(x)] == old_last; x = parent_[sz(x)]) {
+    for (Index x = old_parent; x != apex; x = node_[sz(x)].parent) node_[sz(x)].succ_num -= size;
+    for (Index x = new_parent; x != apex; x = node_[sz(x)].parent) node_[sz(x)].succ_num += size;
+    for (Index x = old_parent; x != kNone && last_succ_[sz(x)] == old_last; x = node_[sz(x)].parent) {
       last_succ_[sz(x)] = before;
     }
     for (Index x = new_parent; x != kNone && last_succ_[sz(x)] == new_parent;
-         x = parent_[sz(x)]) {
+         x = node_[sz(x)].parent) {
       last_succ_[sz(x)] = new_last;
     }
 
@@ -365,6 +361,21 @@ class NetworkSimplex {
     std::int64_t cost;  // cost (big M on artificial arcs)
   };
 
+  // What a walk up the tree reads of a node, kept together: one cache line per step, not
+  // four (the walks to the apex are dependent random reads).
+  struct TreeNode {
+    Index parent;    // tree parent (kNone at the root)
+    Index pred;      // arc to the parent
+    Index succ_num;  // subtree size
+    Index up;        // 1 if pred points from the node to its parent
+  };
+
+  // Flow and capacity of an arc, read together by the cycle walks.
+  struct FlowCap {
+    std::int64_t flow;  // current flow
+    std::int64_t cap;   // capacity (clamped; unbounded on artificial arcs)
+  };
+
   struct Segment {
     Index a_end;    // last node of the old subtree of stem[i] before stem[i - 1]'s
     Index b_start;  // first node after stem[i - 1]'s subtree inside stem[i]'s (if has_b)
@@ -379,15 +390,11 @@ class NetworkSimplex {
   Index next_arc_ = 0;                 // where the next block search starts
   std::vector<Index> arc_of_input_;    // input arc -> internal arc, kNone if left out
   std::vector<Arc> arc_;               // ends and cost of each internal arc
-  std::vector<std::int64_t> cap_;      // capacity (clamped; unbounded on artificial arcs)
-  std::vector<std::int64_t> flow_;     // current flow
+  std::vector<FlowCap> res_;           // flow and capacity of each internal arc
   std::vector<std::int8_t> state_;     // kAtLower, kInTree or kAtUpper
-  std::vector<Index> parent_;          // tree parent (kNone at the root)
-  std::vector<Index> pred_;            // arc to the parent
-  std::vector<std::int8_t> up_;        // 1 if pred_ points from the node to its parent
+  std::vector<TreeNode> node_;         // parent links and subtree sizes
   std::vector<Index> thread_;          // preorder successor (cyclic through the root)
   std::vector<Index> rev_thread_;      // preorder predecessor
-  std::vector<Index> succ_num_;        // subtree size
   std::vector<Index> last_succ_;       // last node of the subtree in thread order
   std::vector<std::int64_t> pi_;       // node potentials
   std::vector<Index> stem_;            // pivot scratch: new_root .. old_top

@@ -37,6 +37,7 @@ def _min_cost_flow(
     capacity: npt.NDArray[np.int64],
     cost: npt.NDArray[np.int64],
     supply: npt.NDArray[np.int64],
+    method: int = 1,
 ) -> tuple[MinCostFlowStatus, int, int, npt.NDArray[np.int64]]: ...
 
 # --- controller (register_controller) ---------------------------------------------------

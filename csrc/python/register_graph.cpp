@@ -5,11 +5,13 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "buffer.hpp"
 #include "spare_fast/graph.hpp"
+#include "spare_fast/network_simplex.hpp"
 
 namespace spare_fast::python {
 
@@ -51,7 +53,11 @@ py::array_t<Index> max_b_matching(const CArray<Index>& indptr, const CArray<Inde
 
 py::tuple min_cost_flow(std::int64_t n_nodes, const CArray<Index>& tail,
                         const CArray<Index>& head, const CArray<Cost>& capacity,
-                        const CArray<Cost>& cost, const CArray<Cost>& supply) {
+                        const CArray<Cost>& cost, const CArray<Cost>& supply,
+                        std::int32_t method) {
+  if (method < 0 || method > 2) {
+    throw py::value_error("method = " + std::to_string(method) + " is not in [0, 3)");
+  }
   check_ndim(tail, "tail", 1);
   check_ndim(head, "head", 1);
   check_ndim(capacity, "capacity", 1);
@@ -66,7 +72,7 @@ py::tuple min_cost_flow(std::int64_t n_nodes, const CArray<Index>& tail,
   {
     py::gil_scoped_release release;
     r = spare_fast::min_cost_flow(n_nodes, span_of(t), span_of(h), span_of(c), span_of(w),
-                                  span_of(b));
+                                  span_of(b), static_cast<MinCostFlowMethod>(method));
   }
   return py::make_tuple(r.status, r.total_cost, r.flow_value, to_numpy(std::move(r.flow)));
 }
@@ -91,9 +97,9 @@ void register_graph(py::module_& m) {
         py::arg("capacity"),
         "Maximum bipartite b-matching on int32 CSR; see spare_fast.graph.max_b_matching.");
   m.def("_min_cost_flow", &min_cost_flow, py::arg("n_nodes"), py::arg("tail"), py::arg("head"),
-        py::arg("capacity"), py::arg("cost"), py::arg("supply"),
-        "Min-cost flow; returns (status, total_cost, flow_value, flow). See "
-        "spare_fast.graph.min_cost_flow.");
+        py::arg("capacity"), py::arg("cost"), py::arg("supply"), py::arg("method") = 1,
+        "Min-cost flow (method 0 auto, 1 successive shortest paths, 2 network simplex); "
+        "returns (status, total_cost, flow_value, flow). See spare_fast.graph.min_cost_flow.");
 }
 
 }  // namespace spare_fast::python

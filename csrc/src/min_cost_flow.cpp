@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "spare_fast/graph.hpp"
+#include "spare_fast/network_simplex.hpp"
 #include "spare_fast/validate.hpp"
 
 namespace spare_fast {
@@ -268,6 +269,12 @@ void validate(std::int64_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> 
 }
 
 }  // namespace
+
+void detail::validate_min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                    Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                    Span<std::int64_t> cost, Span<std::int64_t> supply) {
+  validate(n_nodes, tail, head, capacity, cost, supply);
+}
 
 MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                                 Span<std::int32_t> head, Span<std::int64_t> capacity,

@@ -18,6 +18,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-million", action="store_true", help="skip the 1M-group case")
     p.add_argument("--json", metavar="PATH", help="write all figures to this JSON file")
     p.set_defaults(func=run)
+    # `spare-fast bench graph`: the graph-kernel harness (its own module).
+    from spare_fast.testing import bench_graph as _bench_graph
+
+    _bench_graph.add_parser(p.add_subparsers(dest="what", metavar="{graph}"))
 
 
 def _row(cells: list[str], widths: list[int]) -> str:

@@ -1,0 +1,482 @@
+// Minimum-cost flow by the primal network simplex method with block-search pricing; see
+// network_simplex.hpp for the method, the invariants and the references.
+#include "spare_fast/network_simplex.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+#ifdef SPARE_FAST_NS_DEBUG
+#include <cstdio>
+#include <cstdlib>
+#endif
+
+#include "spare_fast/graph.hpp"
+#include "spare_fast/validate.hpp"
+
+namespace spare_fast {
+namespace {
+
+using Index = std::int32_t;
+using Wide = __int128;  // overflow checks only (GCC and Clang)
+
+constexpr Index kNone = -1;
+constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
+
+// Arc states; the pricing multiplies the reduced cost by the state, so that a negative product
+// marks a violating arc and tree arcs (state 0) never qualify.
+constexpr std::int8_t kAtLower = 1;
+constexpr std::int8_t kInTree = 0;
+constexpr std::int8_t kAtUpper = -1;
+
+std::size_t sz(Index v) { return static_cast<std::size_t>(v); }
+
+class NetworkSimplex {
+ public:
+  // Builds the starting basis: n nodes hung from the root by artificial arcs.
+  NetworkSimplex(std::size_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
+                 Span<std::int64_t> capacity, Span<std::int64_t> cost,
+                 Span<std::int64_t> supply, std::int64_t total_supply, std::int64_t big_m)
+      : n_(static_cast<Index>(n_nodes)), root_(static_cast<Index>(n_nodes)) {
+    // Arcs that can never carry flow (no capacity, or a self-loop with a nonnegative cost)
+    // are left out of the basis and the pricing.
+    arc_of_input_.assign(tail.size, kNone);
+    Index m = 0;
+    for (std::size_t a = 0; a < tail.size; ++a) {
+      if (capacity[a] > 0 && tail[a] != head[a]) arc_of_input_[a] = m++;
+    }
+    n_real_ = m;
+    // Interleave the arcs with a stride of about the mean degree, so that a pricing block
+    // samples arcs from all over the network instead of the out-arcs of a few nodes (input
+    // is often sorted by tail); Kiraly and Kovacs report far fewer pivots with such a mix.
+    if (n_nodes > 1 && m > 0) {
+      const Index stride = std::max<Index>(m / static_cast<Index>(n_nodes), 3);
+      Index slot = 0;
+      Index column = 0;
+      for (std::size_t a = 0; a < tail.size; ++a) {
+        if (arc_of_input_[a] == kNone) continue;
+        arc_of_input_[a] = slot;
+        slot += stride;
+        if (slot >= m) slot = ++column;
+      }
+    }
+    const std::size_t n_arcs = sz(m) + n_nodes;
+    arc_.resize(n_arcs);
+    res_.assign(n_arcs, FlowCap{0, 0});
+    state_.assign(n_arcs, kAtLower);
+    for (std::size_t a = 0; a < tail.size; ++a) {
+      const Index e = arc_of_input_[a];
+      if (e == kNone) continue;
+      arc_[sz(e)].source = tail[a];
+      arc_[sz(e)].target = head[a];
+      arc_[sz(e)].cost = cost[a];
+      // An acyclic minimum-cost flow exists (costs are nonnegative), so no arc needs more
+      // than the total supply; the clamp bounds every flow the pivots can produce.
+      res_[sz(e)].cap = capacity[a] < total_supply ? capacity[a] : total_supply;
+    }
+    const std::size_t n_tree = n_nodes + 1;
+    node_.resize(n_tree);
+    thread_.resize(n_tree);
+    rev_thread_.resize(n_tree);
+    last_succ_.resize(n_tree);
+    pi_.assign(n_tree, 0);
+    for (Index u = 0; u < n_; ++u) {
+      const Index e = n_real_ + u;
+      node_[sz(u)].parent = root_;
+      node_[sz(u)].pred = e;
+      thread_[sz(u)] = u + 1;
+      rev_thread_[sz(u) + 1] = u;
+      node_[sz(u)].succ_num = 1;
+      last_succ_[sz(u)] = u;
+      arc_[sz(e)].cost = big_m;
+      res_[sz(e)].cap = kUnbounded;
+      state_[sz(e)] = kInTree;
+      if (supply[sz(u)] >= 0) {
+        node_[sz(u)].up = 1;
+        arc_[sz(e)].source = u;
+        arc_[sz(e)].target = root_;
+        res_[sz(e)].flow = supply[sz(u)];
+        pi_[sz(u)] = -big_m;
+      } else {
+        node_[sz(u)].up = 0;
+        arc_[sz(e)].source = root_;
+        arc_[sz(e)].target = u;
+        res_[sz(e)].flow = -supply[sz(u)];
+        pi_[sz(u)] = big_m;
+      }
+    }
+    node_[sz(root_)].parent = kNone;
+    node_[sz(root_)].pred = kNone;
+    node_[sz(root_)].up = 0;
+    thread_[sz(root_)] = n_ > 0 ? 0 : root_;
+    rev_thread_[0] = root_;
+    rev_thread_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
+    node_[sz(root_)].succ_num = n_ + 1;
+    last_succ_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
+    if (n_ > 0) thread_[sz(n_) - 1] = root_;
+    const double block = std::sqrt(static_cast<double>(n_real_));
+    block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
+  }
+
+  // Pivots until no arc violates its optimality condition. Returns true if the optimum
+  // carries no artificial flow (every supply met).
+  bool solve() {
+    Index in = kNone;
+    while ((in = find_entering()) != kNone) {
+      pivot(in);
+#ifdef SPARE_FAST_NS_DEBUG
+      check_tree();
+#endif
+    }
+    for (Index u = 0; u < n_; ++u) {
+      if (res_[sz(n_real_ + u)].flow != 0) return false;
+    }
+    return true;
+  }
+
+  // Flow on input arc a (0 for arcs left out).
+  std::int64_t flow(std::size_t a) const {
+    const Index e = arc_of_input_[a];
+    return e == kNone ? 0 : res_[sz(e)].flow;
+  }
+
+ private:
+#ifdef SPARE_FAST_NS_DEBUG
+  void check_tree() const {
+    const std::size_t nt = sz(n_) + 1;
+    std::vector<Index> cnt(nt, 0);
+    Index x = root_;
+    std::vector<Index> order;
+    for (std::size_t c = 0; c < nt; ++c) { order.push_back(x); x = thread_[sz(x)]; }
+    if (x != root_) std::abort();
+    std::vector<Index> pos(nt, -1);
+    for (std::size_t i = 0; i < nt; ++i) { if (pos[sz(order[i])] != -1) std::abort(); pos[sz(order[i])] = static_cast<Index>(i); }
+    for (std::size_t i = 0; i < nt; ++i) if (rev_thread_[sz(thread_[i])] != static_cast<Index>(i)) std::abort();
+    for (Index u = 0; u < n_; ++u) {
+      const Index e = node_[sz(u)].pred; const Index p = node_[sz(u)].parent;
+      if (node_[sz(u)].up ? (arc_[sz(e)].source != u || arc_[sz(e)].target != p) : (arc_[sz(e)].source != p || arc_[sz(e)].target != u)) std::abort();
+      if (state_[sz(e)] != kInTree) std::abort();
+      if (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)] != 0) std::abort();
+      if (res_[sz(e)].flow < 0 || res_[sz(e)].flow > res_[sz(e)].cap) std::abort();
+    }
+    // subtree sizes and last succ
+    for (Index u = 0; u <= n_; ++u) {
+      Index cntu = 0; Index y = u; Index last = u;
+      do { last = y; y = thread_[sz(y)]; ++cntu; } while (y != root_ && [&]{ Index z = y; while (z != kNone && z != u) z = node_[sz(z)].parent; return z == u; }());
+      if (cntu != node_[sz(u)].succ_num) { std::fprintf(stderr, "succ %d: %d vs %d\n", u, cntu, node_[sz(u)].succ_num); std::abort(); }
+      if (last != last_succ_[sz(u)]) { std::fprintf(stderr, "last %d\n", u); std::abort(); }
+    }
+  }
+#endif
+  // Block search: scans the real arcs cyclically from where the last search stopped, in
+  // blocks of block_size_; returns the most violating arc of the first block that holds a
+  // violating arc, or kNone after a full round without one (the basis is optimal).
+  Index find_entering() {
+    std::int64_t best = 0;
+    Index chosen = kNone;
+    Index left = block_size_;
+    for (Index k = 0, e = next_arc_; k < n_real_; ++k) {
+      const std::int64_t violation =
+          state_[sz(e)] * (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)]);
+      if (violation < best) {
+        best = violation;
+        chosen = e;
+      }
+      if (++e == n_real_) e = 0;
+      if (--left == 0) {
+        if (chosen != kNone) {
+          next_arc_ = e;
+          return chosen;
+        }
+        left = block_size_;
+      }
+    }
+    return chosen;  // kNone, or the best of the last, partial block
+  }
+
+  // Residual capacity of the parent arc of w in the direction child -> parent (toward_root)
+  // or parent -> child.
+  std::int64_t residual(Index w, bool toward_root) const {
+    const Index e = node_[sz(w)].pred;
+    const bool along = (node_[sz(w)].up != 0) == toward_root;
+    return along ? res_[sz(e)].cap - res_[sz(e)].flow : res_[sz(e)].flow;
+  }
+
+  void pivot(Index in) {
+    const bool increase = state_[sz(in)] == kAtLower;
+    // Flow goes first -> second on the entering arc, then up from second to the apex and
+    // down from the apex to first.
+    const Index first = increase ? arc_[sz(in)].source : arc_[sz(in)].target;
+    const Index second = increase ? arc_[sz(in)].target : arc_[sz(in)].source;
+    Index a = first;
+    Index b = second;
+    while (a != b) {
+      if (node_[sz(a)].succ_num < node_[sz(b)].succ_num) {
+        a = node_[sz(a)].parent;
+      } else {
+        b = node_[sz(b)].parent;
+      }
+    }
+    const Index apex = a;
+
+    // The leaving arc is the blocking arc met last when the cycle is walked from the apex in
+    // the direction of the flow: apex .. first, the entering arc, second .. apex. Walking the
+    // first side upwards meets that order backwards (strict <), the second side forwards (<=).
+    std::int64_t delta = res_[sz(in)].cap;  // at either bound its residual is its capacity
+    Index leave = kNone;                // child end of the leaving tree arc; kNone: `in`
+    bool leave_on_first = false;
+    for (Index w = first; w != apex; w = node_[sz(w)].parent) {
+      const std::int64_t r = residual(w, false);
+      if (r < delta) {
+        delta = r;
+        leave = w;
+        leave_on_first = true;
+      }
+    }
+    for (Index w = second; w != apex; w = node_[sz(w)].parent) {
+      const std::int64_t r = residual(w, true);
+      if (r <= delta) {
+        delta = r;
+        leave = w;
+        leave_on_first = false;
+      }
+    }
+
+    if (delta > 0) {
+      res_[sz(in)].flow += increase ? delta : -delta;
+      for (Index w = first; w != apex; w = node_[sz(w)].parent) {
+        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? -delta : delta;
+      }
+      for (Index w = second; w != apex; w = node_[sz(w)].parent) {
+        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? delta : -delta;
+      }
+    }
+    if (leave == kNone) {  // the entering arc blocks itself: it only changes bound
+      state_[sz(in)] = increase ? kAtUpper : kAtLower;
+      return;
+    }
+    const Index out = node_[sz(leave)].pred;
+    state_[sz(out)] = res_[sz(out)].flow == 0 ? kAtLower : kAtUpper;
+    state_[sz(in)] = kInTree;
+    // The subtree below the leaving arc moves: the end of the entering arc inside it becomes
+    // its root, hung from the other end.
+    const Index new_root = leave_on_first ? first : second;
+    const Index new_parent = leave_on_first ? second : first;
+    rehang(in, new_root, new_parent, leave, apex);
+  }
+
+  // Moves the subtree T rooted at old_top (whose parent arc leaves) so that it hangs from
+  // new_parent through the entering arc `in`, rooted at new_root. The stem new_root ..
+  // old_top reverses; the thread of T becomes: the subtree of stem[0], then for each later
+  // stem node stem[i] the part of its old subtree before stem[i-1]'s (from stem[i] itself) and
+  // the part after it, so every stem node's new subtree ends where T ends.
+  void rehang(Index in, Index new_root, Index new_parent, Index old_top, Index apex) {
+    stem_.clear();
+    for (Index w = new_root; w != old_top; w = node_[sz(w)].parent) stem_.push_back(w);
+    stem_.push_back(old_top);
+    const std::size_t k = stem_.size() - 1;
+    const Index old_last = last_succ_[sz(old_top)];
+    const Index before = rev_thread_[sz(old_top)];
+    const Index after = thread_[sz(old_last)];
+    const Index size = node_[sz(old_top)].succ_num;
+    const Index old_parent = node_[sz(old_top)].parent;
+
+    // Read the segment ends before any link changes.
+    seg_.resize(k + 1);
+    for (std::size_t i = 1; i <= k; ++i) {
+      const Index child = stem_[i - 1];
+      const Index w = stem_[i];
+      Segment& s = seg_[i];
+      s.a_end = rev_thread_[sz(child)];
+      s.b_start = thread_[sz(last_succ_[sz(child)])];
+      s.b_end = last_succ_[sz(w)];
+      s.has_b = last_succ_[sz(w)] != last_succ_[sz(child)];
+    }
+    Index end = last_succ_[sz(new_root)];
+    for (std::size_t i = 1; i <= k; ++i) {
+      const Index w = stem_[i];
+      const Segment& s = seg_[i];
+      thread_[sz(end)] = w;
+      rev_thread_[sz(w)] = end;
+      if (s.has_b) {
+        thread_[sz(s.a_end)] = s.b_start;
+        rev_thread_[sz(s.b_start)] = s.a_end;
+        end = s.b_end;
+      } else {
+        end = s.a_end;
+      }
+    }
+    const Index new_last = end;
+
+    // Cut T out of the thread, then splice it in right after new_parent (its first child).
+    thread_[sz(before)] = after;
+    rev_thread_[sz(after)] = before;
+    const Index next = thread_[sz(new_parent)];
+    thread_[sz(new_parent)] = new_root;
+    rev_thread_[sz(new_root)] = new_parent;
+    thread_[sz(new_last)] = next;
+    rev_thread_[sz(next)] = new_last;
+
+    // Reverse the stem: stem[i]'s parent arc becomes the one stem[i - 1] had.
+    for (std::size_t i = k; i >= 1; --i) {
+      const Index w = stem_[i];
+      const Index child = stem_[i - 1];
+      node_[sz(w)].parent = child;
+      node_[sz(w)].pred = node_[sz(child)].pred;
+      node_[sz(w)].up = node_[sz(child)].up ? 0 : 1;
+      node_[sz(w)].succ_num = size - node_[sz(child)].succ_num;
+      last_succ_[sz(w)] = new_last;
+    }
+    node_[sz(new_root)].parent = new_parent;
+    node_[sz(new_root)].pred = in;
+    node_[sz(new_root)].up = arc_[sz(in)].source == new_root ? 1 : 0;
+    node_[sz(new_root)].succ_num = size;
+    last_succ_[sz(new_root)] = new_last;
+
+    // Subtree sizes change below the apex only; subtree ends wherever T was or lands last.
+    for (Index x = old_parent; x != apex; x = node_[sz(x)].parent) node_[sz(x)].succ_num -= size;
+    for (Index x = new_parent; x != apex; x = node_[sz(x)].parent) node_[sz(x)].succ_num += size;
+    for (Index x = old_parent; x != kNone && last_succ_[sz(x)] == old_last; x = node_[sz(x)].parent) {
+      last_succ_[sz(x)] = before;
+    }
+    for (Index x = new_parent; x != kNone && last_succ_[sz(x)] == new_parent;
+         x = node_[sz(x)].parent) {
+      last_succ_[sz(x)] = new_last;
+    }
+
+    // Restore zero reduced cost on the entering arc by shifting the potentials of T.
+    const std::int64_t reduced =
+        arc_[sz(in)].cost + pi_[sz(arc_[sz(in)].source)] - pi_[sz(arc_[sz(in)].target)];
+    const std::int64_t shift = arc_[sz(in)].source == new_root ? -reduced : reduced;
+    Index x = new_root;
+    for (Index c = 0; c < size; ++c, x = thread_[sz(x)]) pi_[sz(x)] += shift;
+  }
+
+  // What the pricing reads of an arc, kept together (one stream instead of three).
+  struct Arc {
+    Index source;       // tail
+    Index target;       // head
+    std::int64_t cost;  // cost (big M on artificial arcs)
+  };
+
+  // What a walk up the tree reads of a node, kept together: one cache line per step, not
+  // four (the walks to the apex are dependent random reads).
+  struct TreeNode {
+    Index parent;    // tree parent (kNone at the root)
+    Index pred;      // arc to the parent
+    Index succ_num;  // subtree size
+    Index up;        // 1 if pred points from the node to its parent
+  };
+
+  // Flow and capacity of an arc, read together by the cycle walks.
+  struct FlowCap {
+    std::int64_t flow;  // current flow
+    std::int64_t cap;   // capacity (clamped; unbounded on artificial arcs)
+  };
+
+  struct Segment {
+    Index a_end;    // last node of the old subtree of stem[i] before stem[i - 1]'s
+    Index b_start;  // first node after stem[i - 1]'s subtree inside stem[i]'s (if has_b)
+    Index b_end;    // last node of stem[i]'s old subtree
+    bool has_b;     // whether anything of stem[i]'s subtree follows stem[i - 1]'s
+  };
+
+  Index n_;                            // real nodes 0 .. n_ - 1
+  Index root_;                         // the artificial root, node n_
+  Index n_real_ = 0;                   // arcs 0 .. n_real_ - 1 are real, then one per node
+  Index block_size_ = 10;              // arcs priced per block
+  Index next_arc_ = 0;                 // where the next block search starts
+  std::vector<Index> arc_of_input_;    // input arc -> internal arc, kNone if left out
+  std::vector<Arc> arc_;               // ends and cost of each internal arc
+  std::vector<FlowCap> res_;           // flow and capacity of each internal arc
+  std::vector<std::int8_t> state_;     // kAtLower, kInTree or kAtUpper
+  std::vector<TreeNode> node_;         // parent links and subtree sizes
+  std::vector<Index> thread_;          // preorder successor (cyclic through the root)
+  std::vector<Index> rev_thread_;      // preorder predecessor
+  std::vector<Index> last_succ_;       // last node of the subtree in thread order
+  std::vector<std::int64_t> pi_;       // node potentials
+  std::vector<Index> stem_;            // pivot scratch: new_root .. old_top
+  std::vector<Segment> seg_;           // pivot scratch
+};
+
+}  // namespace
+
+MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                  Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                  Span<std::int64_t> cost, Span<std::int64_t> supply) {
+  detail::validate_min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  MinCostFlowResult result;
+  result.flow.assign(tail.size, 0);
+
+  Wide positive = 0;
+  Wide negative = 0;
+  for (std::size_t v = 0; v < supply.size; ++v) {
+    (supply[v] > 0 ? positive : negative) += supply[v];
+  }
+  if (positive + negative != 0) {
+    result.status = MinCostFlowStatus::kUnbalanced;
+    return result;
+  }
+  const Wide i64_max = std::numeric_limits<std::int64_t>::max();
+  Wide max_cost = 0;
+  Wide cost_bound = 0;
+  Wide flow_bound = positive;  // bounds the flow on an artificial arc
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    max_cost = cost[a] > max_cost ? cost[a] : max_cost;
+    const Wide carried = capacity[a] < positive ? capacity[a] : positive;
+    if (cost_bound <= i64_max) cost_bound += carried * cost[a];
+    if (flow_bound <= i64_max) flow_bound += carried;
+  }
+  const Wide potential_bound = 8 * (static_cast<Wide>(n_nodes) + 2) * (max_cost + 1);
+  if (positive > i64_max || cost_bound > i64_max || flow_bound > i64_max / 2 ||
+      potential_bound > i64_max) {
+    result.status = MinCostFlowStatus::kOverflow;
+    return result;
+  }
+
+  const auto total_supply = static_cast<std::int64_t>(positive);
+  const auto big_m = static_cast<std::int64_t>((static_cast<Wide>(n_nodes) + 1) * max_cost + 1);
+  NetworkSimplex simplex(static_cast<std::size_t>(n_nodes), tail, head, capacity, cost, supply,
+                         total_supply, big_m);
+  if (!simplex.solve()) {
+    // The supplies cannot all be met. The primal-dual method returns the minimum-cost flow of
+    // maximum value that kInfeasible promises (its overflow bounds are weaker than ours).
+    return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  }
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    result.flow[a] = simplex.flow(a);
+    result.total_cost += result.flow[a] * cost[a];
+  }
+  result.flow_value = total_supply;
+  result.status = MinCostFlowStatus::kOptimal;
+  return result;
+}
+
+MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                Span<std::int64_t> cost, Span<std::int64_t> supply,
+                                MinCostFlowMethod method) {
+  switch (method) {
+    case MinCostFlowMethod::kSuccessiveShortestPaths:
+      return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+    case MinCostFlowMethod::kNetworkSimplex:
+      return network_simplex(n_nodes, tail, head, capacity, cost, supply);
+    case MinCostFlowMethod::kAuto:
+      break;
+  }
+  // The primal-dual method needs one phase per distinct shortest-path length: a handful when
+  // every cost is 0 or 1 (assignment-shaped networks, SPARe's moves), where it beats the
+  // simplex; with wider cost ranges the phases multiply and the simplex wins.
+  bool unit_costs = true;
+  for (std::size_t a = 0; a < cost.size && unit_costs; ++a) unit_costs = cost[a] <= 1;
+  if (unit_costs) return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  MinCostFlowResult r = network_simplex(n_nodes, tail, head, capacity, cost, supply);
+  if (r.status == MinCostFlowStatus::kOverflow) {
+    return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  }
+  return r;
+}
+
+}  // namespace spare_fast

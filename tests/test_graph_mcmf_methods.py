@@ -1,0 +1,155 @@
+"""min_cost_flow's methods (auto, ssp, network_simplex) against OR-Tools on random networks.
+
+Costs and capacities reach 2^40; supplies are random, balanced or not, feasible or not. Each
+method solves 2,000 instances small enough that the whole file runs in seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ortools.graph.python import min_cost_flow as ortools_mcf
+
+from spare_fast.graph import MinCostFlowStatus, min_cost_flow
+from spare_fast.testing.graph_families import FAMILIES, generate
+
+N_PER_METHOD = 2_000
+METHODS = ("auto", "ssp", "network_simplex")
+I64_MAX = 2**63 - 1
+
+_OR = ortools_mcf.SimpleMinCostFlow
+ORTOOLS_STATUS = {
+    _OR.OPTIMAL: MinCostFlowStatus.OPTIMAL,
+    _OR.INFEASIBLE: MinCostFlowStatus.INFEASIBLE,
+    _OR.UNBALANCED: MinCostFlowStatus.UNBALANCED,
+}
+
+
+def ortools_solve(n, tail, head, capacity, cost, supply, max_flow=False):
+    """(status or None if OR-Tools gives up, cost, flow value)."""
+    s = ortools_mcf.SimpleMinCostFlow()
+    if len(tail):
+        s.add_arcs_with_capacity_and_unit_cost(tail, head, capacity, cost)
+    if n:
+        s.set_nodes_supplies(np.arange(n), supply)
+    status = s.solve_max_flow_with_min_cost() if max_flow else s.solve()
+    return ORTOOLS_STATUS.get(status), s.optimal_cost(), s.maximum_flow()
+
+
+def random_network(rng: np.random.Generator):
+    n = int(rng.integers(0, 12))
+    m = 0 if n == 0 else int(rng.integers(0, 40))
+    tail = rng.integers(0, max(n, 1), size=m).astype(np.int32)
+    head = rng.integers(0, max(n, 1), size=m).astype(np.int32)
+    cost_hi = int(rng.choice([2, 20, 10_000, 2**40]))
+    cap_hi = int(rng.choice([6, 1_000, 2**40]))
+    if cost_hi == 2**40 and cap_hi == 2**40 and rng.random() < 0.8:
+        cap_hi = 1_000  # mostly keep the totals within int64, sometimes test OVERFLOW
+    capacity = rng.integers(0, cap_hi + 1, size=m, dtype=np.int64)
+    cost = rng.integers(0, cost_hi + 1, size=m, dtype=np.int64)
+    supply = np.zeros(n, dtype=np.int64)
+    for _ in range(int(rng.integers(0, 5)) if n >= 2 else 0):
+        u, v = rng.integers(0, n, size=2)
+        b = int(rng.integers(1, min(cap_hi, 2**40) + 1))
+        supply[u] += b
+        supply[v] -= b
+    if n and rng.random() < 0.08:  # unbalanced
+        supply[int(rng.integers(0, n))] += int(rng.integers(1, 3))
+    return n, tail, head, capacity, cost, supply
+
+
+def might_overflow(n, capacity, cost, supply) -> bool:
+    """The up-front bounds of both methods, in Python integers."""
+    total = int(supply[supply > 0].sum()) if len(supply) else 0
+    carried = [min(int(c), total) for c in capacity]
+    cost_bound = sum(c * int(w) for c, w in zip(carried, cost, strict=True))
+    max_cost = int(cost.max()) if len(cost) else 0
+    return (
+        cost_bound > I64_MAX
+        or 8 * (n + 3) * (max_cost + 1) > I64_MAX
+        or total + sum(carried) > I64_MAX // 2
+    )
+
+
+def check_flow(n, tail, head, capacity, cost, supply, r) -> None:
+    assert r.flow.dtype == np.int64 and r.flow.shape == tail.shape
+    assert np.all(r.flow >= 0) and np.all(r.flow <= capacity)
+    net = np.zeros(n, dtype=object)
+    for t, h, f in zip(tail.tolist(), head.tolist(), r.flow.tolist(), strict=True):
+        net[t] += f
+        net[h] -= f
+    if r.status == MinCostFlowStatus.OPTIMAL:
+        assert net.tolist() == supply.tolist()
+    else:
+        for x, b in zip(net.tolist(), supply.tolist(), strict=True):
+            assert (0 <= x <= b) if b >= 0 else (b <= x <= 0)
+    assert r.total_cost == sum(int(f) * int(c) for f, c in zip(r.flow, cost, strict=True))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_random_networks_match_ortools(method):
+    rng = np.random.default_rng(20261201)
+    seen = set()
+    for _ in range(N_PER_METHOD):
+        net = random_network(rng)
+        r = min_cost_flow(*net, method=method)
+        seen.add(r.status)
+        if r.status == MinCostFlowStatus.OVERFLOW:
+            assert might_overflow(net[0], net[3], net[4], net[5])
+            assert not r.flow.any()
+            continue
+        status, cost, _ = ortools_solve(*net)
+        if status is None:  # OR-Tools declined (its own cost-range checks)
+            continue
+        assert r.status == status
+        if status == MinCostFlowStatus.OPTIMAL:
+            assert r.total_cost == cost
+        elif status == MinCostFlowStatus.INFEASIBLE:
+            _, cost, value = ortools_solve(*net, max_flow=True)
+            assert (r.flow_value, r.total_cost) == (value, cost)
+        if status != MinCostFlowStatus.UNBALANCED:
+            check_flow(*net, r)
+    assert seen >= {
+        MinCostFlowStatus.OPTIMAL,
+        MinCostFlowStatus.INFEASIBLE,
+        MinCostFlowStatus.UNBALANCED,
+        MinCostFlowStatus.OVERFLOW,
+    }
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_benchmark_families_agree_across_methods_and_ortools(family):
+    inst = generate(family, 256, seed=3)
+    status, cost, _ = ortools_solve(*inst.arrays())
+    assert status == MinCostFlowStatus.OPTIMAL
+    for method in METHODS:
+        r = min_cost_flow(*inst.arrays(), method=method)
+        assert (r.status, r.total_cost) == (status, cost)
+        check_flow(*inst.arrays(), r)
+
+
+def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():
+    # Same answers either way; this pins only that both paths run through "auto".
+    n, tail, head = 3, [0, 0, 1], [2, 1, 2]
+    for cost in ([1, 0, 0], [3, 1, 1]):
+        a = min_cost_flow(n, tail, head, [1, 5, 5], cost, [2, 0, -2], method="auto")
+        assert a.status == MinCostFlowStatus.OPTIMAL
+
+
+def test_unknown_method_is_value_error():
+    with pytest.raises(ValueError, match="method = 'simplex'"):
+        min_cost_flow(0, [], [], [], [], [], method="simplex")
+
+
+def test_network_simplex_validates_like_ssp():
+    with pytest.raises(ValueError, match=r"cost\[1\] = -1"):
+        min_cost_flow(2, [0, 1], [1, 0], [1, 1], [0, -1], [0, 0], method="network_simplex")
+    with pytest.raises(IndexError, match=r"head\[0\] = 5"):
+        min_cost_flow(2, [0], [5], [1], [0], [0, 0], method="network_simplex")
+
+
+def test_network_simplex_is_deterministic():
+    inst = generate("netgen-8", 512, seed=1)
+    a = min_cost_flow(*inst.arrays(), method="network_simplex")
+    b = min_cost_flow(*inst.arrays(), method="network_simplex")
+    assert np.array_equal(a.flow, b.flow) and a.total_cost == b.total_cost

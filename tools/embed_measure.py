@@ -1,0 +1,43 @@
+"""Per-event cost of ``Controller.fail_each`` against a Python loop of ``fail()``.
+
+README, "Embedding: measured". Usage: ``PYTHONPATH=. python tools/embed_measure.py``
+"""
+
+import time
+
+import numpy as np
+
+from spare_fast import Controller, Layout
+
+
+def main() -> None:
+    layout = Layout.sidon(100_000, 20, seed=0)
+    order = np.random.default_rng(0).permutation(100_000).astype(np.int32)
+    for _ in range(2):
+        ctl = Controller(layout)
+        t = time.perf_counter()
+        out = ctl.fail_each(order)
+        batch = time.perf_counter() - t
+        ctl = Controller(layout)
+        latency = []
+        t0 = time.perf_counter()
+        for g in order[: out.events]:
+            t = time.perf_counter()
+            d = ctl.fail(int(g))
+            latency.append(time.perf_counter() - t)
+            if not d.ok:
+                break
+        loop = time.perf_counter() - t0
+        lat = np.array(latency) * 1e6
+        core = out.seconds * 1e6
+        n = out.events
+        print(
+            f"events {n}: fail_each {batch / n * 1e6:.2f} us/event (C++ median "
+            f"{np.median(core):.2f} us, max {core.max():.0f} us); loop {loop / n * 1e6:.2f} "
+            f"us/event (median {np.median(lat):.2f} us, p99 {np.percentile(lat, 99):.1f} us, "
+            f"max {lat.max():.0f} us); loop / fail_each {loop / batch:.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,48 +1,12 @@
 #include "spare_fast/batch.hpp"
 
-#include <algorithm>
-#include <stdexcept>
-#include <string>
-#include <utility>
-
 namespace spare_fast {
-
-namespace {
-
-// The whole sequence is checked before the first event so that a rejected call changes
-// nothing: each id in range and alive now, and no id twice (a group fails once).
-void validate_sequence(const Controller& c, Span<std::int32_t> groups) {
-  const std::uint8_t* alive = c.alive();
-  for (std::size_t i = 0; i < groups.size; ++i) {
-    check_range(index_name("groups", i), groups[i], 0, c.n_groups());
-  }
-  for (std::size_t i = 0; i < groups.size; ++i) {
-    if (!alive[static_cast<std::size_t>(groups[i])]) {
-      throw std::invalid_argument(index_name("groups", i) + " = " + std::to_string(groups[i]) +
-                                  " is already dead");
-    }
-  }
-  if (groups.size > 1) {
-    // Sorting a copy keeps the check linear-logarithmic in len(groups), with no O(N) scratch.
-    std::vector<std::pair<std::int32_t, std::size_t>> sorted;
-    sorted.reserve(groups.size);
-    for (std::size_t i = 0; i < groups.size; ++i) sorted.emplace_back(groups[i], i);
-    std::sort(sorted.begin(), sorted.end());
-    for (std::size_t i = 1; i < sorted.size(); ++i) {
-      if (sorted[i].first == sorted[i - 1].first) {
-        throw std::invalid_argument(index_name("groups", sorted[i].second) + " = " +
-                                    std::to_string(sorted[i].first) + " repeats " +
-                                    index_name("groups", sorted[i - 1].second));
-      }
-    }
-  }
-}
-
-}  // namespace
 
 FailEachResult fail_each(Controller& controller, Span<std::int32_t> groups,
                          bool stop_at_wipeout) {
-  validate_sequence(controller, groups);
+  // The whole sequence is checked before the first event, so a rejected call changes nothing:
+  // each id in range, alive now, and not repeated (a group fails once).
+  controller.validate_groups(groups, /*want_alive=*/true);
   FailEachResult out;
   const std::size_t n = groups.size;
   out.status.reserve(n);

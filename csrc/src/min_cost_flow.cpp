@@ -21,11 +21,12 @@
 #include "spare_fast/graph.hpp"
 #include "spare_fast/network_simplex.hpp"
 #include "spare_fast/validate.hpp"
+#include "flow_totals.hpp"
 
 namespace spare_fast {
 namespace {
 
-using Wide = __int128;  // overflow checks only (GCC and Clang)
+using detail::Wide;
 
 constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max();
 
@@ -283,27 +284,16 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   MinCostFlowResult result;
   result.flow.assign(tail.size, 0);
 
-  Wide positive = 0;
-  Wide negative = 0;
-  for (std::size_t v = 0; v < supply.size; ++v) {
-    (supply[v] > 0 ? positive : negative) += supply[v];
-  }
-  if (positive + negative != 0) {
+  const detail::FlowTotals totals = detail::flow_totals(capacity, cost, supply);
+  if (!totals.balanced) {
     result.status = MinCostFlowStatus::kUnbalanced;
     return result;
   }
   const Wide i64_max = std::numeric_limits<std::int64_t>::max();
-  Wide max_cost = 0;
-  Wide cost_bound = 0;
-  for (std::size_t a = 0; a < tail.size; ++a) {
-    max_cost = cost[a] > max_cost ? cost[a] : max_cost;
-    const Wide carried = capacity[a] < positive ? capacity[a] : positive;
-    cost_bound += carried * cost[a];  // each term < 2^126; stop before the sum could wrap
-    if (cost_bound > i64_max) break;
-  }
+  const Wide positive = totals.positive;
   // Potentials and Dijkstra distances stay below about 2 (n + 2) * max cost; keep a factor 4.
-  const Wide potential_bound = 4 * (static_cast<Wide>(n_nodes) + 3) * max_cost;
-  if (positive > i64_max || cost_bound > i64_max || potential_bound > i64_max) {
+  const Wide potential_bound = 4 * (static_cast<Wide>(n_nodes) + 3) * totals.max_cost;
+  if (positive > i64_max || totals.cost_bound > i64_max || potential_bound > i64_max) {
     result.status = MinCostFlowStatus::kOverflow;
     return result;
   }

@@ -15,12 +15,13 @@
 
 #include "spare_fast/graph.hpp"
 #include "spare_fast/validate.hpp"
+#include "flow_totals.hpp"
 
 namespace spare_fast {
 namespace {
 
 using Index = std::int32_t;
-using Wide = __int128;  // overflow checks only (GCC and Clang)
+using detail::Wide;
 
 constexpr Index kNone = -1;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
@@ -410,27 +411,18 @@ MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
   MinCostFlowResult result;
   result.flow.assign(tail.size, 0);
 
-  Wide positive = 0;
-  Wide negative = 0;
-  for (std::size_t v = 0; v < supply.size; ++v) {
-    (supply[v] > 0 ? positive : negative) += supply[v];
-  }
-  if (positive + negative != 0) {
+  const detail::FlowTotals totals = detail::flow_totals(capacity, cost, supply);
+  if (!totals.balanced) {
     result.status = MinCostFlowStatus::kUnbalanced;
     return result;
   }
   const Wide i64_max = std::numeric_limits<std::int64_t>::max();
-  Wide max_cost = 0;
-  Wide cost_bound = 0;
-  Wide flow_bound = positive;  // bounds the flow on an artificial arc
-  for (std::size_t a = 0; a < tail.size; ++a) {
-    max_cost = cost[a] > max_cost ? cost[a] : max_cost;
-    const Wide carried = capacity[a] < positive ? capacity[a] : positive;
-    if (cost_bound <= i64_max) cost_bound += carried * cost[a];
-    if (flow_bound <= i64_max) flow_bound += carried;
-  }
+  const Wide positive = totals.positive;
+  const Wide max_cost = totals.max_cost;
+  // flow_bound bounds the flow on an artificial arc; potential_bound keeps the node
+  // potentials, which big_m below enters, inside int64.
   const Wide potential_bound = 8 * (static_cast<Wide>(n_nodes) + 2) * (max_cost + 1);
-  if (positive > i64_max || cost_bound > i64_max || flow_bound > i64_max / 2 ||
+  if (positive > i64_max || totals.cost_bound > i64_max || totals.flow_bound > i64_max / 2 ||
       potential_bound > i64_max) {
     result.status = MinCostFlowStatus::kOverflow;
     return result;

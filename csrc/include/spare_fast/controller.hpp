@@ -147,6 +147,11 @@ class Controller {
   const std::int64_t* move_cost() const { return move_cost_.data(); }
   bool unit_costs() const { return unit_costs_; }
 
+  // Throws std::invalid_argument (std::out_of_range for an id outside [0, N)) unless every id
+  // is in range, distinct, and alive (want_alive) or dead (!want_alive) now. fail() and
+  // rejoin() call it first; batch callers (fail_each) check a whole sequence with it.
+  void validate_groups(Span<Index> groups, bool want_alive) const;
+
  private:
   struct NoInitTag {};
   Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
@@ -156,7 +161,6 @@ class Controller {
 
   // Layer of holder slot k (= t * R + i) in its group's current stack.
   std::int64_t cost_of_slot(std::int64_t slot) const;
-  void validate_groups(Span<Index> groups, bool want_alive) const;
   void set_all_alive();
   // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
   // "before" reference. Returns false on wipe-out (some type has no alive holder).

@@ -278,3 +278,18 @@ def test_item10_failed_thread_creation_falls_back():
     )
     assert r.returncode == 0, r.stderr
     assert "same" in r.stdout
+
+
+def test_item4_layout_from_one_big_id_allocates_nothing_big():
+    r = _run_capped(
+        """
+        try:
+            Layout.from_stacks([[2**28]])
+        except ValueError as e:
+            print("ValueError", e)
+        else:
+            raise SystemExit("accepted")
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert "stacks[0, 0] = 268435456 is not in [0, 1)" in r.stdout

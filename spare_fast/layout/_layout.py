@@ -115,9 +115,16 @@ class Layout:
         if arr.size and (arr.min() < 0):
             g, l = _first_bad_cell(arr < 0)
             raise ValueError(f"stacks[{g}, {l}] = {int(arr[g, l])} is negative")
-        if arr.max() >= np.iinfo(np.int32).max:
-            g, l = _first_bad_cell(arr >= np.iinfo(np.int32).max)
-            raise ValueError(f"stacks[{g}, {l}] = {int(arr[g, l])} does not fit int32")
+        # Every type needs a cell, so ids are below n_groups * height: bounding them before the
+        # holder count below keeps its allocation sized by the input, not by its largest value.
+        cells = int(arr.shape[0]) * int(arr.shape[1])
+        if cells > np.iinfo(np.int32).max:
+            raise ValueError(f"stacks has {cells} cells; n_groups * height must be < 2**31")
+        if arr.max() >= cells:
+            g, l = _first_bad_cell(arr >= cells)
+            raise ValueError(
+                f"stacks[{g}, {l}] = {int(arr[g, l])} is not in [0, {cells}): a type needs a cell"
+            )
         # Always a private copy: the layout is immutable (read-only) and must neither freeze nor
         # share the caller's array.
         s = np.array(arr, dtype=np.int32, order="C")

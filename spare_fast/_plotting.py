@@ -35,9 +35,7 @@ def require_matplotlib(feature: str = "plotting") -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError(
-            f"{feature} needs matplotlib: pip install 'spare-fast[plot]'"
-        ) from None
+        raise ImportError(f"{feature} needs matplotlib: pip install 'spare-fast[plot]'") from None
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kw: Any) -> tuple[Any, Any]:
@@ -64,12 +62,16 @@ def log_axis(ax: Any, axis: str = "y") -> None:
     target = ax.yaxis if axis == "y" else ax.xaxis
 
     def fmt(v: float, _pos: Any) -> str:
-        return f"{v:g}" if 1e-4 <= abs(v) < 1e6 else f"{v:.0e}".replace("e+0", "e").replace("e+", "e")
+        return (
+            f"{v:g}" if 1e-4 <= abs(v) < 1e6 else f"{v:.0e}".replace("e+0", "e").replace("e+", "e")
+        )
 
     lo, hi = ax.get_ylim() if axis == "y" else ax.get_xlim()
     decades = np.log10(hi / lo) if lo > 0 and hi > lo else 3.0
     # Enough labelled ticks for a short range (2-22 gets 2, 3, 5, 7, 10, 20), fewer for a long one.
-    subs = (1.0, 2.0, 3.0, 5.0, 7.0) if decades <= 1.5 else (1.0, 2.0, 5.0) if decades <= 4 else (1.0,)
+    subs = (
+        (1.0, 2.0, 3.0, 5.0, 7.0) if decades <= 1.5 else (1.0, 2.0, 5.0) if decades <= 4 else (1.0,)
+    )
     target.set_major_locator(ticker.LogLocator(base=10, subs=subs))
     target.set_major_formatter(ticker.FuncFormatter(fmt))
     target.set_minor_locator(ticker.LogLocator(base=10, subs=tuple(range(1, 10))))

@@ -102,7 +102,9 @@ def add_scenario_options(p: argparse.ArgumentParser, skip: tuple[str, ...] = ())
             )
         else:
             kind, helptext = _FIELDS[f.name]
-            g.add_argument(flag, type=kind, default=None, metavar=kind.__name__.upper(), help=helptext)
+            g.add_argument(
+                flag, type=kind, default=None, metavar=kind.__name__.upper(), help=helptext
+            )
 
 
 def scenario_from(args: argparse.Namespace, **fixed: Any) -> Any:

@@ -60,8 +60,11 @@ def format_plan(p: dict[str, Any]) -> str:
         )
     rec = p["recommendation"]
     if rec["saving_vs_next"] < 5e-4:  # shows as 0.0%: no scheme is better than the next
-        tied = [s for s in _NAMES if abs(p[s]["time_to_train"] - rec["time_to_train"]) < 5e-4 *
-                rec["time_to_train"]]
+        tied = [
+            s
+            for s in _NAMES
+            if abs(p[s]["time_to_train"] - rec["time_to_train"]) < 5e-4 * rec["time_to_train"]
+        ]
         verdict = (
             f"Recommendation: none; {', '.join(_NAMES[s] for s in tied)} tie at time-to-train "
             f"{rec['time_to_train']:.2f} x T0 (failures too rare to matter)."

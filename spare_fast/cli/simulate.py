@@ -85,4 +85,3 @@ def run(args: argparse.Namespace) -> int:
         rep.plot(axes[0, 0])
         save(fig, args.timeline_png)
     return 0
-

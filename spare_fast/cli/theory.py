@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if not any(r <= n for n in args.groups_grid for r in args.redundancy_grid):
         raise UsageError(
-            "--redundancy-grid", " ".join(map(str, args.redundancy_grid)),
+            "--redundancy-grid",
+            " ".join(map(str, args.redundancy_grid)),
             "leaves no point: every r exceeds every N of --groups-grid",
         )
     parent = args.out.resolve().parent

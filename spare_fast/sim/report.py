@@ -201,9 +201,13 @@ class Report:
         elif self.scheme == "replication":
             name += f" r = {self.redundancy}"
         horizon = getattr(self.scenario, "horizon", None)
-        state = "finished" if self.completed else (
-            f"unfinished: stopped at the horizon ({horizon:g} x T0) with "
-            f"{100 * self.progress:.2f}% of the steps committed"
+        state = (
+            "finished"
+            if self.completed
+            else (
+                f"unfinished: stopped at the horizon ({horizon:g} x T0) with "
+                f"{100 * self.progress:.2f}% of the steps committed"
+            )
         )
         ttt = "inf (unfinished)" if math.isinf(self.time_to_train) else _dur(self.time_to_train)
         rows = [
@@ -211,9 +215,14 @@ class Report:
             ("failure-free time T0", f"{_dur(self.t0)} (steps x (compute + all-reduce))"),
             ("TTT / T0", f"{self.normalized:.3f}" + ("" if self.completed else " (unfinished)")),
             ("availability", f"{100 * self.availability:.2f}% of the wall clock advanced training"),
-            ("  restart-only reading", f"{100 * self.restart_availability:.2f}% (only restarts down)"),
-            ("failures", f"{self.failures:,} ({self.masked_failures:,} masked, "
-             f"{self.rejoins:,} rejoins)"),
+            (
+                "  restart-only reading",
+                f"{100 * self.restart_availability:.2f}% (only restarts down)",
+            ),
+            (
+                "failures",
+                f"{self.failures:,} ({self.masked_failures:,} masked, {self.rejoins:,} rejoins)",
+            ),
             ("global restarts", f"{self.restarts:,} ({self.planned_restarts:,} planned)"),
             ("checkpoints", f"{self.checkpoints:,} every {_dur(self.period)}"),
             ("mean depth", f"{self.mean_depth:.3f} (compute multiplier per step)"),
@@ -271,7 +280,12 @@ class Report:
         ax.set_ylim(0, max(int(tl["steps_done"].max()), 1) * 1.05)
         ax2 = ax.twinx()
         (l2,) = ax2.step(
-            hours, tl["depth"], where="post", color="#7570b3", alpha=0.6, lw=1,
+            hours,
+            tl["depth"],
+            where="post",
+            color="#7570b3",
+            alpha=0.6,
+            lw=1,
             label="stack depth (compute multiplier)",
         )
         ax2.set_ylabel("stack depth")
@@ -281,7 +295,11 @@ class Report:
         handles = [l1, l2]
         if restarts.size:
             ax.plot(
-                restarts, np.zeros(restarts.size), "|", color="#e41a1c", ms=10,
+                restarts,
+                np.zeros(restarts.size),
+                "|",
+                color="#e41a1c",
+                ms=10,
                 label="global restart",
             )
             handles.append(ax.lines[-1])

@@ -334,12 +334,13 @@ def plot_sweep(
             kw = dict(color=color, marker=markers[n], ls=styles[n], ms=4, lw=1.2, label=label)
             if fin:
                 ax1.errorbar(
-                    [m["redundancy"] for m in fin], [m["normalized"] for m in fin], yerr=se,
-                    capsize=2, **kw,
+                    [m["redundancy"] for m in fin],
+                    [m["normalized"] for m in fin],
+                    yerr=se,
+                    capsize=2,
+                    **kw,
                 )
-            ax2.plot(
-                [m["redundancy"] for m in ms], [100 * m["availability"] for m in ms], **kw
-            )
+            ax2.plot([m["redundancy"] for m in ms], [100 * m["availability"] for m in ms], **kw)
             unfinished = [m["redundancy"] for m in ms if not math.isfinite(m["normalized"])]
             if unfinished:
                 notes.setdefault(scheme, []).append((n, f"r = {_spans(unfinished)}"))
@@ -360,8 +361,14 @@ def plot_sweep(
             )
             lines.append(f"{SCHEME_LABELS[scheme]}: {where}")
         ax2.text(
-            0.98, 0.04, "\n".join(lines), transform=ax2.transAxes, fontsize=8, ha="right",
-            va="bottom", color="0.2",
+            0.98,
+            0.04,
+            "\n".join(lines),
+            transform=ax2.transAxes,
+            fontsize=8,
+            ha="right",
+            va="bottom",
+            color="0.2",
             bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
         )
     seed_words = f"{seeds[0]} seeds" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]} seeds"
@@ -446,4 +453,10 @@ def demo_simulation(seeds: Sequence[int] = (0, 1), workers: int | None = None) -
     table = format_table(best_by_scheme(mean_rows(rows)))
     print(f"Paper's N = 600 scenario, mean of {len(seeds)} seeds (best r per scheme):")
     print(table)
+    print(
+        "TTT/T0: time-to-train over the failure-free time T0 = steps x (compute + all-reduce) "
+        "(1 = failures cost nothing).\navail.: the share of the wall clock that advanced "
+        f"training (restarts, rework and saves are down time).\nA run that is not done within "
+        f"the horizon, {base.horizon:g} x T0, is unfinished (its % of the steps committed)."
+    )
     return table

@@ -19,9 +19,9 @@ import csv
 import math
 import time
 from collections.abc import Sequence
-from typing import Any
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -296,17 +296,23 @@ def plot(rows: Sequence[Row], path: Path) -> None:
     colors = {n: f"C{i}" for i, n in enumerate(ns)}
     fig, axes = new_figure(2, len(kinds), figsize=(4.4 * len(kinds), 7.4), sharex=True)
     panels = (
-        ("mu_err_pct", "mu_formula", "mu_mc", "mu_se", "failures survived mu",
-         PAPER_MU_MAPE),
-        ("overhead_err_pct", "overhead_lb", "overhead_mc", "overhead_se",
-         "overhead lower bound", PAPER_OVERHEAD_MAPE),
+        ("mu_err_pct", "mu_formula", "mu_mc", "mu_se", "failures survived mu", PAPER_MU_MAPE),
+        (
+            "overhead_err_pct",
+            "overhead_lb",
+            "overhead_mc",
+            "overhead_se",
+            "overhead lower bound",
+            PAPER_OVERHEAD_MAPE,
+        ),
     )
     for col, kind in enumerate(kinds):
         for row_i, (attr, f_attr, mc_attr, se_attr, title, ref) in enumerate(panels):
             ax = axes[row_i][col]
             for n in ns:
                 pts = [
-                    x for x in rows
+                    x
+                    for x in rows
                     if x.layout == kind and x.n_groups == n and math.isfinite(getattr(x, attr))
                 ]
                 if not pts:
@@ -336,9 +342,7 @@ def plot(rows: Sequence[Row], path: Path) -> None:
             ax.grid(alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=8)
-    fig.suptitle(
-        "Closed forms vs Monte Carlo (bars: 1 standard error of the Monte Carlo mean)"
-    )
+    fig.suptitle("Closed forms vs Monte Carlo (bars: 1 standard error of the Monte Carlo mean)")
     save(fig, path)
 
 

@@ -68,7 +68,8 @@ def test_source_tree_uses_the_installed_extension(tmp_path: Path) -> None:
         src,
         site,
         "import spare_fast, spare_fast._core as c; from spare_fast import Controller, Layout\n"
-        "d = Controller(Layout.cyclic(4, 2)).fail([1]); print(d.status, spare_fast.__file__, c.__file__)",
+        "d = Controller(Layout.cyclic(4, 2)).fail([1])\n"
+        "print(d.status, spare_fast.__file__, c.__file__)",
     )
     assert p.returncode == 0, p.stderr
     status, init, core = p.stdout.split()

@@ -146,8 +146,8 @@ def check_layout(
     need = redundancy * (redundancy - 1) + 1  # r(r-1) distinct nonzero differences mod N
     if groups < need:
         raise UsageError(
-            f"--layout sidon with --redundancy {redundancy} needs {groups_option} >= {need}, got {groups} "
-            "(use --layout random or cyclic, or a smaller --redundancy)"
+            f"--layout sidon with --redundancy {redundancy} needs {groups_option} >= {need}, "
+            f"got {groups} (use --layout random or cyclic, or a smaller --redundancy)"
         )
 
 

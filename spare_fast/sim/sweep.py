@@ -351,7 +351,10 @@ def plot_sweep(
     ax2.set_xlabel("redundancy r (stack height; replica count for Rep+CKPT)")
     ax2.grid(alpha=0.3)
     integer_ticks(ax2, "x")
-    ax1.legend(fontsize=7, ncol=2, loc="center right")
+    if ax1.get_legend_handles_labels()[0]:
+        ax1.legend(fontsize=7, ncol=2, loc="center right")
+    else:  # every run unfinished: nothing on the TTT axis, the note below says why
+        ax1.text(0.5, 0.5, "no run finished", transform=ax1.transAxes, ha="center")
     if notes:
         lines = [f"Unfinished within the horizon ({sc.horizon:g} x T0), not on the TTT axis:"]
         for scheme, items in notes.items():

@@ -12,7 +12,6 @@ with nothing installed, the import fails with one line saying what to do.
 from __future__ import annotations
 
 import importlib.machinery
-import os
 from pathlib import Path
 
 __all__ = ["extend_path"]
@@ -53,7 +52,7 @@ def extend_path(package_path: list[str], version: str) -> None:
         )
     for f in dist.files or ():
         if f.parts[:1] == ("spare_fast",) and f.name.startswith("_core") and len(f.parts) == 2:
-            folder = Path(os.fspath(dist.locate_file(f))).parent
+            folder = Path(str(dist.locate_file(f))).parent
             if _has_core(folder) and folder.resolve() != here.resolve():
                 package_path.append(str(folder))
                 return

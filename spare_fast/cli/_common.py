@@ -40,7 +40,9 @@ __all__ = [
     "int_list",
     "number",
     "require",
+    "choice_list",
     "run_main",
+    "timedelta_arg",
     "usage_from_value_error",
 ]
 
@@ -56,7 +58,6 @@ EXTRAS = {
     "distributed": "dask",
     "torch": "torch",
     "torchft": "torch",
-    "pylmcf": "peers",
 }
 
 
@@ -107,7 +108,9 @@ def run_main(
     try:
         args = parser.parse_args(args_list)
         func = run if run is not None else args.func
-        return int(func(args) or 0)
+        code = int(func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at exit
+        return code
     except UsageError as e:
         if debug:
             raise

@@ -22,6 +22,16 @@ import spare_fast
 PACKAGE = Path(spare_fast.__file__).resolve().parent
 
 
+def _installed() -> bool:
+    from importlib import metadata
+
+    try:
+        metadata.distribution("spare-fast")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def _core_file() -> Path:
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         f = Path(spare_fast._core.__file__)
@@ -82,6 +92,8 @@ def test_source_tree_uses_the_installed_extension(tmp_path: Path) -> None:
 def test_source_tree_without_a_matching_install_says_what_to_do(
     tmp_path: Path, version: str | None
 ) -> None:
+    if version is None and _installed():
+        pytest.skip("a spare-fast wheel is installed here: it is the fallback, rightly")
     src, site = _layout(tmp_path, version)
     p = _run(src, site, "import spare_fast")
     assert p.returncode == 1

@@ -32,7 +32,13 @@ from spare_fast.cli._common import (
 )
 
 
+def _need_torch() -> None:
+    require("torch", "examples/train_mlp.py")
+    require("torchft", "examples/train_mlp.py")
+
+
 def _kill(text: str) -> object:
+    _need_torch()
     from spare_fast.torch import parse_kill
 
     try:
@@ -80,12 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--resume", action="store_true", help="continue the run in --run-dir from its checkpoint"
     )
-    require("torch", "examples/train_mlp.py")
-    require("torchft", "examples/train_mlp.py")
     return run_main(parser, argv, _run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    _need_torch()
     if args.resume and not args.run_dir:
         raise UsageError("--resume needs --run-dir")
     if args.redundancy > args.groups:

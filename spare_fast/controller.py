@@ -169,8 +169,31 @@ class Decision:
 
     @property
     def lost_types(self) -> np.ndarray:
-        """The types without an alive holder after this decision (empty unless WIPEOUT)."""
-        return self._lost if self._lost is not None else np.empty(0, dtype=np.int32)
+        """The types without an alive holder after this decision (empty unless WIPEOUT).
+
+        Computed on first access, from the controller's state (nothing is added to an event's
+        cost); like :attr:`assignment`, read it before the controller's next event.
+
+        Raises
+        ------
+        RuntimeError
+            A WIPEOUT decision first asked after a later event (a restart) of its controller.
+        """
+        if self._lost is None:
+            if self._core.status != Status.WIPEOUT:
+                return np.empty(0, dtype=np.int32)
+            owner = self._owner
+            assert owner is not None  # solve() fills _lost itself
+            core = owner._core
+            if core.events != self._core.event:
+                raise RuntimeError(
+                    "this decision's lost types are stale: the controller has decided "
+                    f"{core.events - self._core.event} more event(s) since; read "
+                    "decision.lost_types right after the call"
+                )
+            self._set_lost(core.stacks, core.alive, core.n_types)
+            assert self._lost is not None
+        return self._lost
 
     @property
     def lost_type(self) -> int | None:
@@ -180,9 +203,13 @@ class Decision:
 
     def __repr__(self) -> str:
         lost = ""
-        if self._lost is not None and self._lost.size:
-            more = f" and {self._lost.size - 1} more" if self._lost.size > 1 else ""
-            lost = f", lost_type={int(self._lost[0])}{more}"
+        try:
+            types = self.lost_types
+        except RuntimeError:  # asked too late: the repr leaves it out
+            types = np.empty(0, dtype=np.int32)
+        if types.size:
+            more = f" and {types.size - 1} more" if types.size > 1 else ""
+            lost = f", lost_type={int(types[0])}{more}"
         return (
             f"Decision(status={self.status.name}{lost}, phase={self.phase}, depth={self.depth}, "
             f"moves={self.moves}, patch={len(self.patch)} rows, seconds={self.seconds:.3g})"
@@ -310,11 +337,7 @@ class Controller:
         ValueError
             A group that is already dead, or a repeated id. The state is unchanged.
         """
-        d = Decision._make(self._core.fail(self._groups(groups)), owner=self)
-        if d._core.status == Status.WIPEOUT:
-            core = self._core
-            d._set_lost(core.stacks, core.alive, core.n_types)
-        return d
+        return Decision._make(self._core.fail(self._groups(groups)), owner=self)
 
     def rejoin(self, groups: GroupIds) -> Decision:
         """Bring repaired ``groups`` back (no global restart) and decide; the depth may fall.

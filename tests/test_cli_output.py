@@ -73,3 +73,13 @@ def test_sweep_replot_from_saved_means(tmp_path) -> None:
     assert table == format_table(best_by_scheme(means))
     assert (tmp_path / "sweep.png").stat().st_size > 0
     assert (tmp_path / "table.md").read_text() == table + "\n"
+
+
+def test_lost_types_are_read_before_the_next_event() -> None:
+    ctl = Controller(Layout.cyclic(6, 2))
+    ctl.fail([1])
+    d = ctl.fail([2])
+    ctl.restart()
+    with pytest.raises(RuntimeError, match="stale"):
+        _ = d.lost_types
+    assert "WIPEOUT" in repr(d)

@@ -342,7 +342,16 @@ def plot(rows: Sequence[Row], path: Path) -> None:
             ax.grid(alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside right center", fontsize=8)
-    fig.suptitle("Closed forms vs Monte Carlo (bars: 1 standard error of the Monte Carlo mean)")
+    mt = sorted({x.mu_trials for x in rows})
+    ot = sorted({x.overhead_trials for x in rows if x.overhead_trials})
+    trials = f"{mt[0]:,}-{mt[-1]:,} mu trials" if len(mt) > 1 else f"{mt[0]:,} mu trials"
+    if ot:
+        trials += f", {ot[0]:,}-{ot[-1]:,} controller trajectories per point"
+    fig.suptitle(
+        "Closed forms vs Monte Carlo: failures of distinct groups in a uniformly random order\n"
+        f"({trials}; bars: 1 standard error of the Monte Carlo mean)",
+        fontsize=11,
+    )
     save(fig, path)
 
 

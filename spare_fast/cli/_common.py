@@ -87,7 +87,7 @@ class ArgumentParser(argparse.ArgumentParser):
             sep = " " if m.group(2).startswith("= ") else ": "
             message = f"{(long or opts)[0]}{sep}{m.group(2)}"
         message = " ".join(message.split())
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see --help)\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: {message}\n")
 
 
 def run_main(

@@ -219,3 +219,16 @@ def test_scripts_one_line_exit_2(script: str, argv: list[str], option: str) -> N
 def test_scripts_help(script: str) -> None:
     p = _proc([sys.executable, str(ROOT / script), "--help"])
     assert p.returncode == 0 and p.stdout.startswith("usage:"), p.stderr
+
+
+def test_every_subcommand_parser_has_the_one_line_errors() -> None:
+    # A new subcommand module (one more name in spare_fast.cli.SUBCOMMANDS) inherits them.
+    import argparse
+
+    from spare_fast.cli import SUBCOMMANDS, build_parser
+    from spare_fast.cli._common import ArgumentParser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(SUBCOMMANDS) <= set(sub.choices)
+    assert all(isinstance(p, ArgumentParser) for p in sub.choices.values())

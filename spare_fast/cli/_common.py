@@ -36,7 +36,6 @@ __all__ = [
     "check_memory",
     "duration",
     "int_at_least",
-    "int_in",
     "int_list",
     "number",
     "require",
@@ -164,11 +163,6 @@ def int_at_least(lo: int, hi: int | None = None) -> Callable[[str], int]:
 
     parse.__name__ = "integer"
     return parse
-
-
-def int_in(lo: int, hi: int) -> Callable[[str], int]:
-    """An int option in ``[lo, hi]``."""
-    return int_at_least(lo, hi)
 
 
 def number(

@@ -67,7 +67,8 @@ class Decision:
     seconds : float
         Time the C++ core spent deciding.
     full_solve : bool
-        Whether the decision needed a full optimisation (depth change, rejoin, restart).
+        Whether the decision ran the full optimisation (a rejoin that may lower the depth, a
+        restart); a failure, depth raise included, never does.
     assignment : numpy.ndarray
         Read-only int32 provider group per type (-1 on wipe-out). For a controller decision it
         is read from the controller when asked, under its lock, and only while no later event

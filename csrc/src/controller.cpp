@@ -86,6 +86,7 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   pot_.assign(nodes, 0);
   pot_stamp_.assign(nodes, 0);
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
+  reserve_backward_search();
 }
 
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
@@ -322,9 +323,11 @@ bool Controller::augment_from(std::int32_t source) {
 
   // Augment: walk back from the group that reached the sink.
   load_[static_cast<std::size_t>(best_group)] += 1;
+  if (log_undo_) undo_.emplace_back(-1, best_group);
   std::int32_t gnode = T + best_group;
   while (true) {
     const std::int32_t t = parent_[static_cast<std::size_t>(gnode)];
+    if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
     assign_[static_cast<std::size_t>(t)] = gnode - T;
     record_change(t);
     if (t == source) break;
@@ -499,19 +502,32 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     return d;
   }
 
-  reset_potentials();
-  price_depth_ = depth_;
-  bool need_full = ceil_div(n_types_, n_alive_) > depth_;
-  if (!need_full) {
-    const auto R = static_cast<std::size_t>(redundancy_);
-    std::vector<std::int32_t> pending;
+  // The assignment left after removing the displaced types costs 0 at every depth >= depth_
+  // (I1, I2), so with zero potentials it is a min-cost flow for its value at any such depth and
+  // SSP from it stays exact. If no augmenting path exists at S, raise S and augment again from
+  // that zero-cost flow: the paths found at S are undone first, because raising S makes the
+  // layer-S slots free and a flow that was min-cost at S need not be at S + 1.
+  const auto R = static_cast<std::size_t>(redundancy_);
+  std::vector<std::int32_t> pending;
+  std::int32_t s = std::max(depth_, ceil_div(n_types_, n_alive_));
+  for (;; ++s) {
+    if (s > height_) {
+      // Unreachable while every type has an alive holder (at depth = height every group
+      // computes its whole stack). Kept as a guard.
+      throw std::logic_error("controller: no feasible depth although every type has a holder");
+    }
+    depth_ = s;
+    price_depth_ = s;
+    reset_potentials();
+    pending.clear();
     for (const std::int32_t t : displaced) {
       const auto ti = static_cast<std::size_t>(t);
+      if (assign_[ti] >= 0) continue;  // placed at cost 0 at a lower depth: still cost 0
       bool placed = false;
       // A holder with t in its top layers computes t without providing it: load < depth.
       for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
         const auto g = static_cast<std::size_t>(holder_[k]);
-        if (alive_[g] && slot_layer_[k] < depth_ && load_[g] < depth_) {
+        if (alive_[g] && slot_layer_[k] < s && load_[g] < s) {
           assign_[ti] = holder_[k];
           ++load_[g];
           record_change(t);
@@ -521,16 +537,27 @@ Decision Controller::fail(Span<std::int32_t> groups) {
       }
       if (!placed) pending.push_back(t);
     }
-    for (const std::int32_t t : pending) {
-      if (!augment_from(t)) {
-        need_full = true;
+    undo_.clear();
+    log_undo_ = true;
+    bool ok = true;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const std::int32_t t = pending[i];
+      const auto unassigned = static_cast<std::int64_t>(pending.size() - i);
+      if (!(near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t))) {
+        ok = false;
         break;
       }
     }
-  }
-  if (need_full) {
-    d.full_solve = true;
-    full_solve(depth_ + 1);
+    log_undo_ = false;
+    if (ok) break;
+    // Undo this depth's paths (newest first): back to the zero-cost flow.
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      if (it->first < 0) {
+        --load_[static_cast<std::size_t>(it->second)];
+      } else {
+        assign_[static_cast<std::size_t>(it->first)] = it->second;
+      }
+    }
   }
   finish(d, true);
   d.patch.reserve(2 * displaced.size());

@@ -31,9 +31,12 @@
 // paths (Dijkstra with Johnson potentials) in the residual graph source -> type -> group -> sink;
 // starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant). If
 // no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
-// an augmenting path never gains one), so the depth rises and a full solve runs at S+1, S+2, ...
-// Rejoins that may lower the depth and restarts also run the full solve: greedy zero-cost
-// assignment, then SSP for the remaining types, from the lowest depth ceil(T / alive) up.
+// an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
+// still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
+// a min-cost flow there too: the paths found at S are undone and augmenting resumes from it
+// (an incremental raise; no full solve). Rejoins that may lower the depth and restarts run
+// the full solve: greedy zero-cost assignment, then SSP for the remaining types, from the
+// lowest depth ceil(T / alive) up.
 //
 // Complexity. Validation and construction O(N * height). A failure that needs no depth change
 // costs O(height * R) per displaced type plus the explored part of the residual graph, which is
@@ -96,7 +99,8 @@ struct Decision {
   std::vector<Index> patch;
   // Wall-clock seconds spent deciding (validation included).
   double seconds = 0.0;
-  // True when the decision needed the full solve (depth change, rejoin, restart).
+  // True when the decision ran the full solve (a rejoin that may lower the depth, a restart);
+  // a failure, depth raise included, never does.
   bool full_solve = false;
   // The controller's event count after this event (0 for a stateless solve): a caller that
   // reads the assignment later can tell whether another event has changed it since.
@@ -169,6 +173,14 @@ class Controller {
   bool assign_at_depth(std::int32_t s);
   // One shortest augmenting path from unassigned type t; false if none exists.
   bool augment_from(std::int32_t t);
+  // The same path searched from both ends (csrc/src/controller_bidirectional.cpp), for a
+  // failure while spare capacity is nearly exhausted (near_saturation()).
+  // `unassigned`: how many types (t included) have no provider now.
+  bool augment_bidirectional(std::int32_t t, std::int64_t unassigned);
+  bool near_saturation() const;
+  // The alive groups with load < price_depth_ (cached between calls, checked by total room).
+  const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
+  void reserve_backward_search();
   void reset_potentials();
   std::int64_t potential(std::int32_t v) const;
   void record_change(std::int32_t t);
@@ -224,6 +236,22 @@ class Controller {
   std::vector<std::uint32_t> pot_stamp_;
   std::uint32_t pot_epoch_ = 0;
   std::int64_t pot_shift_ = 0;
+  // Undo log of a failure's augmenting paths at one depth: (type, previous provider), or
+  // (-1, group) for a load increment. Replayed backwards when the depth must rise.
+  std::vector<std::pair<std::int32_t, std::int32_t>> undo_;
+  bool log_undo_ = false;
+  // Backward search scratch (sized on first use) and the path it assembles.
+  std::vector<std::int64_t> bdist_;
+  std::vector<std::int32_t> bnext_;  // next node towards the sink
+  std::vector<std::uint32_t> bstamp_;
+  std::vector<std::uint8_t> bsettled_;
+  std::vector<std::int32_t> bsettled_list_;
+  std::uint32_t bsearch_stamp_ = 0;
+  std::vector<std::pair<std::int64_t, std::int32_t>> bheap_;
+  std::deque<std::pair<std::int64_t, std::int32_t>> bdeque_;
+  std::vector<std::int32_t> path_fwd_;
+  std::vector<std::int32_t> path_bwd_;
+  std::vector<std::int32_t> free_cache_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

@@ -1,20 +1,25 @@
 """The simulator measurements quoted in the README's ``## Simulator`` section.
 
-Usage: ``PYTHONPATH=. python tools/sim_experiments.py [PART]...`` with PART in layouts, domains,
-rejoin, policy, dynamic, models, availability (no argument: all).  Every number is a mean over
-5 seeds (0..4) of the paper's scenario unless the table says otherwise; runs go through
-:func:`spare_fast.sim.sweep.sweep` on all cores.
+Usage: ``PYTHONPATH=. python tools/sim_experiments.py [--rows DIR] [PART]...`` with PART in
+layouts, domains, rejoin, policy, dynamic, models, availability (no argument: all).  With
+``--rows DIR`` every run's summary row (with its table label) is also written to
+``DIR/<PART>.csv``, so the tables and plots can be rebuilt without re-running.  Every number
+is a mean over 5 seeds (0..4) of the paper's scenario unless the table says otherwise; runs go
+through :func:`spare_fast.sim.sweep.sweep` on all cores.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 from spare_fast.sim import Scenario
-from spare_fast.sim.sweep import PAPER_TABLE, mean_rows, sweep
+from spare_fast.sim.sweep import PAPER_TABLE, mean_rows, sweep, write_csv
 
 SEEDS = range(5)
+# Every run of the part in progress: its summary row with the table label first.
+RAW: list[dict] = []
 
 
 def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -33,6 +38,7 @@ def _run(configs: list[tuple[str, Scenario, str, int | None, str | None]]) -> di
             tasks.append((sc, scheme, r, lay, s))
             labels.append(label)
     rows = sweep(tasks)
+    RAW.extend({"label": lab, **row} for row, lab in zip(rows, labels, strict=True))
     out: dict[str, dict] = {}
     for label in dict.fromkeys(labels):
         mine = [row for row, lab in zip(rows, labels, strict=True) if lab == label]
@@ -307,7 +313,15 @@ PARTS = {
 }
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(PARTS):
+    args = sys.argv[1:]
+    rows_dir = None
+    if args[:1] == ["--rows"]:
+        rows_dir, args = args[1], args[2:]
+        os.makedirs(rows_dir, exist_ok=True)
+    for name in args or list(PARTS):
         t = time.perf_counter()
+        RAW.clear()
         PARTS[name]()
+        if rows_dir is not None:
+            write_csv(RAW, os.path.join(rows_dir, f"{name}.csv"))
         print(f"\n({name}: {time.perf_counter() - t:.0f} s)", file=sys.stderr)

@@ -103,9 +103,7 @@ void Controller::reserve_backward_search() {
   // At construction, so that no decision pays for touching these pages first.
   const std::size_t nodes =
       static_cast<std::size_t>(n_types_) + static_cast<std::size_t>(n_groups_) + 1;
-  bdist_.assign(nodes, 0);
-  bnext_.assign(nodes, -1);
-  bstamp_.assign(nodes, 0);
+  bnode_.assign(nodes, BackNode{});
   bsettled_.assign(nodes, 0);
 }
 
@@ -141,15 +139,17 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   const auto H = static_cast<std::size_t>(height_);
   const std::int32_t sink = T + n_groups_;
   const std::size_t nodes = static_cast<std::size_t>(sink) + 1;
-  if (bdist_.size() != nodes) reserve_backward_search();
+  if (bnode_.size() != nodes) reserve_backward_search();
   if (++search_stamp_ == 0) {
-    std::fill(dist_stamp_.begin(), dist_stamp_.end(), 0u);
+    for (SearchNode& n : node_) n.dist_stamp = 0;
     search_stamp_ = 1;
   }
   if (++bsearch_stamp_ == 0) {
-    std::fill(bstamp_.begin(), bstamp_.end(), 0u);
+    for (BackNode& n : bnode_) n.stamp = 0;
     bsearch_stamp_ = 1;
   }
+  SearchNode* const node = node_.data();
+  BackNode* const bnode = bnode_.data();
   const bool bfs01 = unit_costs_ && zero_state_;
   SearchQueue fq(bfs01, heap_, deque_);
   SearchQueue bq(bfs01, bheap_, bdeque_);
@@ -158,36 +158,34 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
 
   std::int64_t mu = kNone;
   std::int32_t meet = -1;
-  auto f_labelled = [&](std::int32_t v) {
-    return dist_stamp_[static_cast<std::size_t>(v)] == search_stamp_;
-  };
-  auto b_labelled = [&](std::int32_t v) {
-    return bstamp_[static_cast<std::size_t>(v)] == bsearch_stamp_;
-  };
+  auto f_labelled = [&](std::int32_t v) { return node[v].dist_stamp == search_stamp_; };
+  auto b_labelled = [&](std::int32_t v) { return bnode[v].stamp == bsearch_stamp_; };
   auto relax_f = [&](std::int32_t from, std::int32_t to, std::int64_t nd, bool queue) {
-    const auto i = static_cast<std::size_t>(to);
-    if (!f_labelled(to) || nd < dist_[i]) {
-      if (!f_labelled(to)) settled_[i] = 0;
-      dist_stamp_[i] = search_stamp_;
-      dist_[i] = nd;
-      parent_[i] = from;
+    SearchNode& n = node[to];
+    const bool labelled = n.dist_stamp == search_stamp_;
+    if (!labelled || nd < n.dist) {
+      if (!labelled) n.settled = 0;
+      n.dist_stamp = search_stamp_;
+      n.dist = nd;
+      n.parent = from;
       if (queue) fq.push(nd, to);
-      if (b_labelled(to) && nd + bdist_[i] < mu) {
-        mu = nd + bdist_[i];
+      if (b_labelled(to) && nd + bnode[to].dist < mu) {
+        mu = nd + bnode[to].dist;
         meet = to;
       }
     }
   };
   auto relax_b = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
-    const auto i = static_cast<std::size_t>(to);
-    if (!b_labelled(to) || nd < bdist_[i]) {
-      if (!b_labelled(to)) bsettled_[i] = 0;
-      bstamp_[i] = bsearch_stamp_;
-      bdist_[i] = nd;
-      bnext_[i] = from;
+    BackNode& n = bnode[to];
+    const bool labelled = n.stamp == bsearch_stamp_;
+    if (!labelled || nd < n.dist) {
+      if (!labelled) bsettled_[static_cast<std::size_t>(to)] = 0;
+      n.stamp = bsearch_stamp_;
+      n.dist = nd;
+      n.next = from;
       bq.push(nd, to);
-      if (f_labelled(to) && dist_[i] + nd < mu) {
-        mu = dist_[i] + nd;
+      if (f_labelled(to) && node[to].dist + nd < mu) {
+        mu = node[to].dist + nd;
         meet = to;
       }
     }
@@ -198,9 +196,9 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   relax_f(-1, source, 0, true);
   {
     const auto si = static_cast<std::size_t>(sink);
-    bstamp_[si] = bsearch_stamp_;
-    bdist_[si] = 0;
-    bnext_[si] = -1;
+    bnode[sink].stamp = bsearch_stamp_;
+    bnode[sink].dist = 0;
+    bnode[sink].next = -1;
     bsettled_[si] = 1;
     bsettled_list_.push_back(sink);
     const std::int64_t p_sink = potential(sink);
@@ -217,9 +215,9 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
     if (fq.size() <= bq.size()) {
       const auto [d, v] = fq.pop();
       const auto vi = static_cast<std::size_t>(v);
-      if (settled_[vi] || d != dist_[vi]) continue;
+      if (node[v].settled || d != node[v].dist) continue;
       fq.expanding(d);
-      settled_[vi] = 1;
+      node[v].settled = 1;
       settled_list_.push_back(v);
       const std::int64_t pv = potential(v);
       if (v < T) {
@@ -228,25 +226,26 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
           const std::int32_t g = holder_[k];
           if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
           const std::int32_t gn = T + g;
-          if (f_labelled(gn) && settled_[static_cast<std::size_t>(gn)]) continue;
+          if (f_labelled(gn) && node[gn].settled) continue;
           const std::int64_t pg = potential(gn);
-          const std::int64_t rc = cost_of_slot(static_cast<std::int64_t>(k)) + pv - pg;
+          const std::int64_t rc = cost_at(g, slot_layer_[k]) + pv - pg;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_f(v, gn, d + rc, true);
           if (load_[static_cast<std::size_t>(g)] < price_depth_) {
             const std::int64_t rcs = pg - p_sink;
             if (rcs < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
-            relax_f(gn, sink, dist_[static_cast<std::size_t>(gn)] + rcs, false);
+            relax_f(gn, sink, node[gn].dist + rcs, false);
           }
         }
       } else {
-        const auto gi = static_cast<std::size_t>(v - T);
-        for (std::size_t l = 0; l < H; ++l) {
-          const std::size_t cell = gi * H + l;
-          const std::int32_t t = stacks_[cell];
-          if (assign_[static_cast<std::size_t>(t)] != v - T) continue;
-          if (f_labelled(t) && settled_[static_cast<std::size_t>(t)]) continue;
-          const std::int64_t rc = -cost_of_slot(cell_slot_[cell]) + pv - potential(t);
+        const std::int32_t g = v - T;
+        const auto gi = static_cast<std::size_t>(g);
+        const auto top = static_cast<std::size_t>(provided_layers(g));
+        for (std::size_t l = 0; l < top; ++l) {
+          const std::int32_t t = stacks_[gi * H + l];
+          if (assign_[static_cast<std::size_t>(t)] != g) continue;
+          if (f_labelled(t) && node[t].settled) continue;
+          const std::int64_t rc = -cost_at(g, static_cast<std::int32_t>(l)) + pv - potential(t);
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
           relax_f(v, t, d + rc, true);
         }
@@ -254,7 +253,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
     } else {
       const auto [d, v] = bq.pop();
       const auto vi = static_cast<std::size_t>(v);
-      if (bsettled_[vi] || d != bdist_[vi]) continue;
+      if (bsettled_[vi] || d != bnode[v].dist) continue;
       bq.expanding(d);
       bsettled_[vi] = 1;
       bsettled_list_.push_back(v);
@@ -274,14 +273,14 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         // Reversed type -> group edges: the types g holds but does not provide.
         const std::int32_t g = v - T;
         const auto gi = static_cast<std::size_t>(g);
+        const auto top = static_cast<std::size_t>(provided_layers(g));
         for (std::size_t l = 0; l < H; ++l) {
-          const std::size_t cell = gi * H + l;
-          const std::int32_t t = stacks_[cell];
+          const std::int32_t t = stacks_[gi * H + l];
           // Unassigned types are labelled too (they are dead ends backward): the other types
           // still pending in this event need exact backward distances for psi.
-          if (assign_[static_cast<std::size_t>(t)] == g) continue;
+          if (l < top && assign_[static_cast<std::size_t>(t)] == g) continue;
           if (b_labelled(t) && bsettled_[static_cast<std::size_t>(t)]) continue;
-          const std::int64_t rc = cost_of_slot(cell_slot_[cell]) + potential(t) - pv;
+          const std::int64_t rc = cost_at(g, static_cast<std::int32_t>(l)) + potential(t) - pv;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_b(v, t, d + rc);
         }
@@ -293,12 +292,12 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   // The path: source .. meet by forward parents, meet .. sink by backward links; a zero-cost
   // cycle where the two halves cross is cut at the first shared node.
   path_fwd_.clear();
-  for (std::int32_t v = meet; v != -1; v = parent_[static_cast<std::size_t>(v)]) {
+  for (std::int32_t v = meet; v != -1; v = node[v].parent) {
     path_fwd_.push_back(v);
   }
   std::reverse(path_fwd_.begin(), path_fwd_.end());
   path_bwd_.clear();
-  for (std::int32_t v = meet; v != -1; v = bnext_[static_cast<std::size_t>(v)]) {
+  for (std::int32_t v = meet; v != -1; v = bnode[v].next) {
     path_bwd_.push_back(v);
   }
   std::size_t cut_f = path_fwd_.size() - 1;
@@ -323,21 +322,13 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   // forward core takes back a - d_f, the backward core gets mu - a - d_b on top.
   const std::int64_t a = std::min(fq.top(), mu);
   pot_shift_ += a;
-  auto add_pot = [&](std::int32_t v, std::int64_t delta) {
-    const auto i = static_cast<std::size_t>(v);
-    if (pot_stamp_[i] != pot_epoch_) {
-      pot_stamp_[i] = pot_epoch_;
-      pot_[i] = 0;
-    }
-    pot_[i] += delta;
-  };
   for (const std::int32_t v : settled_list_) {
-    const std::int64_t d = dist_[static_cast<std::size_t>(v)];
-    if (d < a) add_pot(v, d - a);
+    const std::int64_t d = node[v].dist;
+    if (d < a) add_potential(v, d - a);
   }
   for (const std::int32_t v : bsettled_list_) {
-    const std::int64_t d = bdist_[static_cast<std::size_t>(v)];
-    if (d < mu - a) add_pot(v, mu - a - d);
+    const std::int64_t d = bnode[v].dist;
+    if (d < mu - a) add_potential(v, mu - a - d);
   }
   if (mu != 0) zero_state_ = false;
 
@@ -349,7 +340,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   for (std::size_t i = 0; i < last; i += 2) {
     const std::int32_t t = path_fwd_[i];
     if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
-    assign_[static_cast<std::size_t>(t)] = path_fwd_[i + 1] - T;
+    assign_type(t, path_fwd_[i + 1] - T);
     record_change(t);
   }
   return true;

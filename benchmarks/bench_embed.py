@@ -112,12 +112,21 @@ def test_million_groups_trajectory(benchmark):
 
 
 def test_cxx_and_c_per_decision(benchmark, tmp_path, trajectory):
-    """Builds benchmarks/embed_latency.cpp against the installed wheel and runs it."""
+    """Builds benchmarks/embed_latency.cpp against the installed wheel and runs it.
+
+    With a developer build, ``SPARE_FAST_PREFIX`` names a ``cmake --install`` prefix instead
+    (its ``include/`` and ``lib/libspare_fast_core.a``).
+    """
     cxx = shutil.which(os.environ.get("CXX", "c++"))
-    try:
-        include, cmake_dir = spare_fast.get_include(), spare_fast.get_cmake_dir()
-    except FileNotFoundError:
-        pytest.skip("needs spare_fast installed from a wheel (headers and library)")
+    prefix = os.environ.get("SPARE_FAST_PREFIX")
+    if prefix:
+        include, lib = str(Path(prefix) / "include"), Path(prefix) / "lib" / "libspare_fast_core.a"
+    else:
+        try:
+            include, cmake_dir = spare_fast.get_include(), spare_fast.get_cmake_dir()
+        except FileNotFoundError:
+            pytest.skip("needs spare_fast installed from a wheel (or SPARE_FAST_PREFIX)")
+        lib = Path(cmake_dir).parents[2] / "lib" / "libspare_fast_core.a"
     if cxx is None:
         pytest.skip("needs a C++ compiler")
     layout, order = trajectory
@@ -125,7 +134,6 @@ def test_cxx_and_c_per_decision(benchmark, tmp_path, trajectory):
     layout.stacks.astype(np.int32).tofile(stacks)
     order.astype(np.int32).tofile(order_file)
     exe = tmp_path / "embed_latency"
-    lib = Path(cmake_dir).parents[2] / "lib" / "libspare_fast_core.a"
     subprocess.run(
         [cxx, "-O2", "-std=c++17", str(ROOT / "benchmarks" / "embed_latency.cpp"), "-I", include]
         + [str(lib), "-o", str(exe), "-pthread"],

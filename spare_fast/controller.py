@@ -220,9 +220,10 @@ class Controller:
     displaces only the failed groups' assigned types: each goes at cost 0 to an alive holder
     that already computes it, or is routed along a shortest augmenting path (Dijkstra with
     Johnson potentials); successive shortest paths from a min-cost flow keep it min-cost.
-    Only a depth change, a rejoin that can lower the depth, or a restart run the full solve
-    (greedy zero-cost assignment plus successive shortest paths, depth searched upward from
-    ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on the same state in
+    When no path exists the depth rises and augmenting resumes from the surviving zero-cost
+    assignment (an incremental raise). Only a rejoin that can lower the depth, or a restart,
+    run the full solve (greedy zero-cost assignment plus successive shortest paths, depth
+    searched upward from ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on the same state in
     status, depth and moves.
 
     Thread safety: one controller may be shared by threads. Each call (events, snapshots and

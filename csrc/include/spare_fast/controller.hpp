@@ -213,7 +213,8 @@ class Controller {
                ? event_depth_
                : height_;
   }
-  // Records that type t is now provided by g (during a failure: marks g if t sits deep).
+  // Records that type t is now provided by g. During a failure it also marks g for
+  // provided_layers() whatever t's layer (a conservative mark: g's whole stack is scanned).
   void assign_type(std::int32_t t, std::int32_t g);
   void record_change(std::int32_t t);
   // Moves every assigned type into its provider's top `depth_` layers; sums moves and swaps.
@@ -251,8 +252,8 @@ class Controller {
   std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
-  // What a search reads of one node sits in one 32-byte record (one cache line): the
-  // searches touch random nodes, so this is what their cost is made of.
+  // What a search reads of one node sits in one 32-byte record (within one cache line): the
+  // searches touch random nodes, and those cache misses are most of their cost.
   struct SearchNode {
     std::int64_t dist = 0;          // valid iff dist_stamp == search_stamp_
     std::int64_t pot = 0;           // Johnson potential, valid iff pot_stamp == pot_epoch_
@@ -261,7 +262,7 @@ class Controller {
     std::int32_t parent = -1;       // previous node on the shortest path
     std::uint8_t settled = 0;       // valid iff dist_stamp == search_stamp_
   };
-  static_assert(sizeof(SearchNode) == 32, "one search node per half cache line");
+  static_assert(sizeof(SearchNode) == 32, "a search node is half a cache line");
   std::vector<SearchNode> node_;
   std::vector<Index> settled_list_;
   std::uint32_t search_stamp_ = 0;

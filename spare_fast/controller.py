@@ -223,8 +223,8 @@ class Controller:
     When no path exists the depth rises and augmenting resumes from the surviving zero-cost
     assignment (an incremental raise). Only a rejoin that can lower the depth, or a restart,
     run the full solve (greedy zero-cost assignment plus successive shortest paths, depth
-    searched upward from ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on the same state in
-    status, depth and moves.
+    searched upward from ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on
+    the same state in status, depth and moves.
 
     Thread safety: one controller may be shared by threads. Each call (events, snapshots and
     every state property) runs under the controller's lock in the C++ core, without the GIL,

@@ -3,6 +3,8 @@
 // Reads a layout and a failure order written by benchmarks/bench_embed.py (raw int32 files),
 // runs the trajectory to wipe-out once through spare_fast::Controller and once through
 // spare_fast/c_api.h, timing every call with a steady clock, and prints one JSON line per API.
+// A third run ("C++ CPU") times every C++ call with the thread's CPU clock instead: on a shared
+// machine a wall-clock maximum is mostly the time the thread was preempted.
 // Build against an installed wheel (bench_embed.py does this):
 //   c++ -O2 -std=c++17 benchmarks/embed_latency.cpp -I"$(python -m spare_fast --includedir)"
 //     "$(python -m spare_fast --cmakedir)/../../../lib/libspare_fast_core.a" -o embed_latency
@@ -10,6 +12,7 @@
 // Usage: embed_latency STACKS_FILE ORDER_FILE N HEIGHT
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +70,23 @@ int main(int argc, char** argv) {
       if (d.status == spare_fast::Status::kWipeout) break;
     }
     report("C++", lat, std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  lat.clear();
+  {  // C++, thread CPU time per call
+    spare_fast::Controller ctl({stacks.data(), stacks.size()}, n, h, {});
+    auto cpu = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+    };
+    const double start = cpu();
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const double t0 = cpu();
+      const spare_fast::Decision d = ctl.fail({&order[k], 1});
+      lat.push_back(cpu() - t0);
+      if (d.status == spare_fast::Status::kWipeout) break;
+    }
+    report("C++ CPU", lat, cpu() - start);
   }
   lat.clear();
   {  // C

@@ -71,7 +71,8 @@ class Decision:
     seconds : float
         Time the C++ core spent deciding.
     full_solve : bool
-        Whether the decision needed a full optimisation (depth change, rejoin, restart).
+        Whether the decision ran the full optimisation (a rejoin that may lower the depth, a
+        restart); a failure, depth raise included, never does.
     lost_types : numpy.ndarray
         int32 ids of the types left without an alive holder (empty unless ``WIPEOUT``);
         ``lost_type`` is the first of them, or None.
@@ -279,10 +280,11 @@ class Controller:
     displaces only the failed groups' assigned types: each goes at cost 0 to an alive holder
     that already computes it, or is routed along a shortest augmenting path (Dijkstra with
     Johnson potentials); successive shortest paths from a min-cost flow keep it min-cost.
-    Only a depth change, a rejoin that can lower the depth, or a restart run the full solve
-    (greedy zero-cost assignment plus successive shortest paths, depth searched upward from
-    ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on the same state in
-    status, depth and moves.
+    When no path exists the depth rises and augmenting resumes from the surviving zero-cost
+    assignment (an incremental raise). Only a rejoin that can lower the depth, or a restart,
+    run the full solve (greedy zero-cost assignment plus successive shortest paths, depth
+    searched upward from ``ceil(n_types / n_alive)``). Every decision equals :func:`solve` on
+    the same state in status, depth and moves.
 
     Thread safety: one controller may be shared by threads. Each call (events, snapshots and
     every state property) runs under the controller's lock in the C++ core, without the GIL,

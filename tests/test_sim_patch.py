@@ -3,11 +3,9 @@
 A controlled failure sequence on a cyclic layout N = 6, r = 3 (group g holds types g, g+1, g+2,
 layer 0 first).  After a restart the depth is 1.  Group 2 fails: the depth rises to 2 (from
 the next step) and type 2 is patched onto group 1, which holds it in its second layer: one
-layer.  The controller's depth-2 assignment moves type 1 to group 0 (its second layer).  Group
-0 then fails in the same step: the patch rows are (type 0 -> group 5) and (type 1 -> group 1).
-Group 5 holds type 0 in its second layer, which a depth-1 step does not compute: one more
-layer.  Group 1 computes type 1 in its first layer: free.  Priced at the controller's depth 2
-instead, the second failure would cost nothing.
+layer.  Group 0 then fails in the same step: its type 0 is patched onto group 5, which holds
+it in its second layer, which a depth-1 step does not compute: one more layer.  Priced at the
+controller's depth 2 instead, the second failure would cost nothing.
 """
 
 from __future__ import annotations
@@ -49,7 +47,7 @@ def test_controller_gives_the_patch_rows_the_test_prices():
     assert d1.depth == 2 and d1.patch.tolist() == [[2, 1]]
     assert ctl.stacks[1].tolist() == [1, 2, 3]
     d2 = ctl.fail(0)
-    assert d2.depth == 2 and d2.patch.tolist() == [[0, 5], [1, 1]]
+    assert d2.depth == 2 and d2.patch.tolist() == [[0, 5]]
     assert ctl.stacks[5].tolist() == [5, 0, 1]  # type 0 in group 5's second layer
 
 
@@ -61,17 +59,21 @@ def test_scheme_prices_patches_at_the_steps_depth():
 
 
 def test_a_patch_taken_on_earlier_in_the_step_is_not_charged_twice():
-    # Cyclic N = 8, r = 3, five failures in one depth-1 step.  Type 0 goes to group 7 (its
-    # third layer: one layer); at the depth rise to 3 the controller moves type 0 to group 6;
-    # when group 6 fails, type 0 goes back to group 7, which already computes it in this step.
-    ctl = Controller(Layout.cyclic(8, 3))
-    rows = [ctl.fail(g).patch.tolist() for g in (0, 1, 3, 4, 6)]
-    assert rows == [[[0, 7]], [[1, 7], [2, 2]], [[4, 4]], [[4, 2], [5, 5]], [[0, 7]]]
-    scheme = SpareScheme(SC.replace(groups=8), Layout.cyclic(8, 3))
+    # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Type 7 goes to group 6 (its
+    # second layer: one layer).  When group 8 fails its types 8 and 9 go to group 6 as well and
+    # the controller moves types 6 and 7 on to group 4; when group 4 fails, type 7 goes back to
+    # group 6, which already computes it in this step, and type 6 to group 6's first layer.
+    seq = (5, 3, 7, 9, 8, 4)
+    ctl = Controller(Layout.cyclic(10, 4))
+    rows = [ctl.fail(g).patch.tolist() for g in seq]
+    assert rows == [[[5, 4]], [[3, 2]], [[7, 6]], [[9, 8]], [[8, 6], [9, 6]], [[7, 6], [6, 6]]]
+    assert ctl.assignment[[6, 7]].tolist() == [6, 6]
+    scheme = SpareScheme(SC.replace(groups=10), Layout.cyclic(10, 4))
     scheme.begin_step()
-    layers = [scheme.fail([g]).patch_layers for g in (0, 1, 3, 4, 6)]
-    # (1 -> 7) and (4 -> 2) cost a layer each, (2 -> 2), (4 -> 4), (5 -> 5) are first layers.
-    assert layers == [1, 1, 0, 1, 0]
+    layers = [scheme.fail([g]).patch_layers for g in seq]
+    # Each of the first four rows is a second layer; (8 -> 6) and (9 -> 6) are two more on
+    # group 6; (7 -> 6) was taken on at the third failure and (6 -> 6) is a first layer.
+    assert layers == [1, 1, 1, 1, 2, 0]
 
 
 def test_a_group_back_mid_step_computes_nothing_in_that_step():

@@ -79,13 +79,10 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   n_alive_ = n;
 
   const std::size_t nodes = static_cast<std::size_t>(n_types) + static_cast<std::size_t>(n) + 1;
-  dist_.assign(nodes, 0);
-  parent_.assign(nodes, -1);
-  dist_stamp_.assign(nodes, 0);
-  settled_.assign(nodes, 0);
-  pot_.assign(nodes, 0);
-  pot_stamp_.assign(nodes, 0);
+  node_.assign(nodes, SearchNode{});
+  deep_stamp_.assign(static_cast<std::size_t>(n), 0);
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
+  reserve_backward_search();
 }
 
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
@@ -154,27 +151,18 @@ void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) con
 // Costs and potentials
 // ---------------------------------------------------------------------------------------------
 
-std::int64_t Controller::cost_of_slot(std::int64_t slot) const {
-  const std::int32_t layer = slot_layer_[static_cast<std::size_t>(slot)];
-  if (layer < price_depth_) return 0;
-  if (unit_costs_) return 1;
-  const std::int32_t g = holder_[static_cast<std::size_t>(slot)];
-  return move_cost_[static_cast<std::size_t>(g) * static_cast<std::size_t>(height_) +
-                    static_cast<std::size_t>(layer)];
-}
-
 void Controller::reset_potentials() {
   if (++pot_epoch_ == 0) {  // wrapped: clear the stamps once every 2^32 events
-    std::fill(pot_stamp_.begin(), pot_stamp_.end(), 0u);
+    for (SearchNode& n : node_) n.pot_stamp = 0;
     pot_epoch_ = 1;
   }
   pot_shift_ = 0;
   zero_state_ = true;
 }
 
-std::int64_t Controller::potential(std::int32_t v) const {
-  const auto i = static_cast<std::size_t>(v);
-  return pot_shift_ + (pot_stamp_[i] == pot_epoch_ ? pot_[i] : 0);
+void Controller::assign_type(std::int32_t t, std::int32_t g) {
+  assign_[static_cast<std::size_t>(t)] = g;
+  if (event_depth_ > 0) deep_stamp_[static_cast<std::size_t>(g)] = deep_epoch_;
 }
 
 void Controller::record_change(std::int32_t t) {
@@ -191,13 +179,15 @@ void Controller::record_change(std::int32_t t) {
 
 bool Controller::augment_from(std::int32_t source) {
   if (++search_stamp_ == 0) {
-    std::fill(dist_stamp_.begin(), dist_stamp_.end(), 0u);
+    for (SearchNode& n : node_) n.dist_stamp = 0;
     search_stamp_ = 1;
   }
+  const std::uint32_t stamp = search_stamp_;
   const std::int32_t T = n_types_;
   const auto R = static_cast<std::size_t>(redundancy_);
   const auto H = static_cast<std::size_t>(height_);
   const std::int32_t sink = T + n_groups_;
+  SearchNode* const node = node_.data();
   // While every reduced cost is 0 or 1 (unit costs, zero potentials, every assignment at cost
   // 0: the state at the start of an event) a deque gives a 0-1 BFS, far cheaper than a heap.
   const bool bfs01 = unit_costs_ && zero_state_;
@@ -217,22 +207,14 @@ bool Controller::augment_from(std::int32_t source) {
     }
   };
 
-  auto relax = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
-    const auto i = static_cast<std::size_t>(to);
-    if (dist_stamp_[i] != search_stamp_ || nd < dist_[i]) {
-      if (dist_stamp_[i] != search_stamp_) settled_[i] = 0;
-      dist_stamp_[i] = search_stamp_;
-      dist_[i] = nd;
-      parent_[i] = from;
-      push(nd, to);
-    }
-  };
-
   settled_list_.clear();
-  dist_stamp_[static_cast<std::size_t>(source)] = search_stamp_;
-  settled_[static_cast<std::size_t>(source)] = 0;
-  dist_[static_cast<std::size_t>(source)] = 0;
-  parent_[static_cast<std::size_t>(source)] = -1;
+  {
+    SearchNode& n = node[source];
+    n.dist_stamp = stamp;
+    n.settled = 0;
+    n.dist = 0;
+    n.parent = -1;
+  }
   push(0, source);
   std::int64_t best = kInf;
   std::int32_t best_group = -1;
@@ -249,35 +231,41 @@ bool Controller::augment_from(std::int32_t source) {
       std::tie(d, v) = heap_.back();
       heap_.pop_back();
     }
-    const auto vi = static_cast<std::size_t>(v);
-    if (settled_[vi] || d != dist_[vi]) continue;
+    SearchNode& nv = node[v];
+    if (nv.settled || d != nv.dist) continue;
     if (d >= best) break;
     cur = d;
-    settled_[vi] = 1;
+    nv.settled = 1;
     settled_list_.push_back(v);
     const std::int64_t pv = potential(v);
     if (v < T) {
       // Type node: forward edges to alive holders other than its current provider.
+      const auto vi = static_cast<std::size_t>(v);
       const std::int32_t provider = assign_[vi];
       for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
         const std::int32_t g = holder_[k];
-        if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
-        const std::int32_t gn = T + g;
-        if (dist_stamp_[static_cast<std::size_t>(gn)] == search_stamp_ &&
-            settled_[static_cast<std::size_t>(gn)]) {
-          continue;
-        }
-        const std::int64_t pg = potential(gn);
-        const std::int64_t rc = cost_of_slot(static_cast<std::int64_t>(k)) + pv - pg;
+        if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
+        SearchNode& ng = node[T + g];
+        const bool labelled = ng.dist_stamp == stamp;
+        if (labelled && ng.settled) continue;
+        const std::int64_t pg = potential(T + g);
+        const std::int64_t rc = cost_at(g, slot_layer_[k]) + pv - pg;
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
-        relax(v, gn, d + rc);
+        const std::int64_t nd = d + rc;
+        if (!labelled || nd < ng.dist) {
+          if (!labelled) ng.settled = 0;
+          ng.dist_stamp = stamp;
+          ng.dist = nd;
+          ng.parent = v;
+          push(nd, T + g);
+        }
         // Look at the sink edge when a group is reached, not when it is settled: the search
         // can stop as soon as the queue's minimum reaches `best`, which skips the (often large)
         // set of nodes tied at the final distance.
         if (load_[static_cast<std::size_t>(g)] < price_depth_) {
           const std::int64_t rcs = pg - p_sink;
           if (rcs < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
-          const std::int64_t cand = dist_[static_cast<std::size_t>(gn)] + rcs;
+          const std::int64_t cand = ng.dist + rcs;
           if (cand < best) {
             best = cand;
             best_group = g;
@@ -288,17 +276,23 @@ bool Controller::augment_from(std::int32_t source) {
       const std::int32_t g = v - T;
       const auto gi = static_cast<std::size_t>(g);
       // Backward edges to the types g provides: reassigning them frees capacity in g.
-      for (std::size_t l = 0; l < H; ++l) {
-        const std::size_t cell = gi * H + l;
-        const std::int32_t t = stacks_[cell];
+      const auto top = static_cast<std::size_t>(provided_layers(g));
+      for (std::size_t l = 0; l < top; ++l) {
+        const std::int32_t t = stacks_[gi * H + l];
         if (assign_[static_cast<std::size_t>(t)] != g) continue;
-        if (dist_stamp_[static_cast<std::size_t>(t)] == search_stamp_ &&
-            settled_[static_cast<std::size_t>(t)]) {
-          continue;
-        }
-        const std::int64_t rc = -cost_of_slot(cell_slot_[cell]) + pv - potential(t);
+        SearchNode& nt = node[t];
+        const bool labelled = nt.dist_stamp == stamp;
+        if (labelled && nt.settled) continue;
+        const std::int64_t rc = -cost_at(g, static_cast<std::int32_t>(l)) + pv - potential(t);
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
-        relax(v, t, d + rc);
+        const std::int64_t nd = d + rc;
+        if (!labelled || nd < nt.dist) {
+          if (!labelled) nt.settled = 0;
+          nt.dist_stamp = stamp;
+          nt.dist = nd;
+          nt.parent = v;
+          push(nd, t);
+        }
       }
     }
   }
@@ -308,27 +302,23 @@ bool Controller::augment_from(std::int32_t source) {
   // the settled nodes closer than `best` take back the difference.
   pot_shift_ += best;
   for (const std::int32_t v : settled_list_) {
-    const auto i = static_cast<std::size_t>(v);
-    if (dist_[i] < best) {
-      if (pot_stamp_[i] != pot_epoch_) {
-        pot_stamp_[i] = pot_epoch_;
-        pot_[i] = 0;
-      }
-      pot_[i] += dist_[i] - best;
-    }
+    const std::int64_t dv = node[v].dist;
+    if (dv < best) add_potential(v, dv - best);
   }
 
   if (best != 0) zero_state_ = false;
 
   // Augment: walk back from the group that reached the sink.
   load_[static_cast<std::size_t>(best_group)] += 1;
+  if (log_undo_) undo_.emplace_back(-1, best_group);
   std::int32_t gnode = T + best_group;
   while (true) {
-    const std::int32_t t = parent_[static_cast<std::size_t>(gnode)];
-    assign_[static_cast<std::size_t>(t)] = gnode - T;
+    const std::int32_t t = node[gnode].parent;
+    if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
+    assign_type(t, gnode - T);
     record_change(t);
     if (t == source) break;
-    gnode = parent_[static_cast<std::size_t>(t)];
+    gnode = node[t].parent;
   }
   return true;
 }
@@ -376,8 +366,8 @@ bool Controller::assign_at_depth(std::int32_t s) {
     if (best_group >= 0 && best_has_room) {
       assign_[ti] = best_group;
       ++load_[static_cast<std::size_t>(best_group)];
-      pot_stamp_[ti] = pot_epoch_;
-      pot_[ti] = -best_cost;
+      node_[ti].pot_stamp = pot_epoch_;
+      node_[ti].pot = -best_cost;
       if (best_cost != 0) zero_state_ = false;
     }
   }
@@ -421,7 +411,8 @@ void Controller::reorder_stacks(Decision& d) {
   price_depth_ = depth_;
   const auto R = static_cast<std::size_t>(redundancy_);
   // Price every changed assignment against the before-event layers first, then swap.
-  std::vector<std::int32_t> deep;  // holder slots to bring up
+  std::vector<std::int32_t>& deep = deep_;  // holder slots to bring up
+  deep.clear();
   for (const std::int32_t t : changed_) {
     changed_flag_[static_cast<std::size_t>(t)] = 0;
     const std::int32_t g = assign_[static_cast<std::size_t>(t)];
@@ -478,7 +469,8 @@ Decision Controller::fail(Span<std::int32_t> groups) {
   Decision d;
   const auto H = static_cast<std::size_t>(height_);
   bool lost_type = false;
-  std::vector<std::int32_t> displaced;
+  std::vector<std::int32_t>& displaced = displaced_;
+  displaced.clear();
   for (const std::int32_t f : groups) {
     const auto fi = static_cast<std::size_t>(f);
     alive_[fi] = 0;
@@ -499,20 +491,46 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     return d;
   }
 
-  reset_potentials();
-  price_depth_ = depth_;
-  bool need_full = ceil_div(n_types_, n_alive_) > depth_;
-  if (!need_full) {
-    const auto R = static_cast<std::size_t>(redundancy_);
-    std::vector<std::int32_t> pending;
+  // The assignment left after removing the displaced types costs 0 at every depth >= depth_
+  // (I1, I2), so with zero potentials it is a min-cost flow for its value at any such depth and
+  // SSP from it stays exact. If no augmenting path exists at S, raise S and augment again from
+  // that zero-cost flow: the paths found at S are undone first, because raising S makes the
+  // layer-S slots free and a flow that was min-cost at S need not be at S + 1.
+  const auto R = static_cast<std::size_t>(redundancy_);
+  std::vector<std::int32_t>& pending = pending_;
+  // The searches scan only the top event_depth_ layers of a group for the types it provides
+  // unless it took a type in this event (provided_layers()); reset on every way out.
+  struct EventScope {
+    Controller& c;
+    ~EventScope() { c.event_depth_ = 0; }
+  } scope{*this};
+  if (++deep_epoch_ == 0) {
+    std::fill(deep_stamp_.begin(), deep_stamp_.end(), 0u);
+    deep_epoch_ = 1;
+  }
+  event_depth_ = depth_;
+  std::int32_t s = std::max(depth_, ceil_div(n_types_, n_alive_));
+  for (;; ++s) {
+    if (s > height_) {
+      // Unreachable while every type has an alive holder (at depth = height every group
+      // computes its whole stack). Kept as a guard.
+      throw std::logic_error("controller: no feasible depth although every type has a holder");
+    }
+    depth_ = s;
+    price_depth_ = s;
+    reset_potentials();
+    pending.clear();
     for (const std::int32_t t : displaced) {
       const auto ti = static_cast<std::size_t>(t);
+      if (assign_[ti] >= 0) continue;  // placed at cost 0 at a lower depth: still cost 0
       bool placed = false;
       // A holder with t in its top layers computes t without providing it: load < depth.
       for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
+        if (slot_layer_[k] >= s) continue;
         const auto g = static_cast<std::size_t>(holder_[k]);
-        if (alive_[g] && slot_layer_[k] < depth_ && load_[g] < depth_) {
+        if (alive_[g] && load_[g] < s) {
           assign_[ti] = holder_[k];
+          if (slot_layer_[k] >= event_depth_) deep_stamp_[g] = deep_epoch_;
           ++load_[g];
           record_change(t);
           placed = true;
@@ -521,16 +539,27 @@ Decision Controller::fail(Span<std::int32_t> groups) {
       }
       if (!placed) pending.push_back(t);
     }
-    for (const std::int32_t t : pending) {
-      if (!augment_from(t)) {
-        need_full = true;
+    undo_.clear();
+    log_undo_ = true;
+    bool ok = true;
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+      const std::int32_t t = pending[i];
+      const auto unassigned = static_cast<std::int64_t>(pending.size() - i);
+      if (!(near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t))) {
+        ok = false;
         break;
       }
     }
-  }
-  if (need_full) {
-    d.full_solve = true;
-    full_solve(depth_ + 1);
+    log_undo_ = false;
+    if (ok) break;
+    // Undo this depth's paths (newest first): back to the zero-cost flow.
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      if (it->first < 0) {
+        --load_[static_cast<std::size_t>(it->second)];
+      } else {
+        assign_[static_cast<std::size_t>(it->first)] = it->second;
+      }
+    }
   }
   finish(d, true);
   d.patch.reserve(2 * displaced.size());

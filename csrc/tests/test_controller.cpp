@@ -120,6 +120,61 @@ void test_solve_matches_incremental() {
   }
 }
 
+
+// Every failure to wipe-out on a spread layout (cyclic with the groups relabelled at random, so
+// augmenting paths are long near saturation and the two-ended search runs) with move costs and
+// some two-group failures: each decision, depth raises included, equals a fresh solve() in
+// status, depth and moves, and no failure runs the full solve.
+void test_raises_and_saturation_match_solve() {
+  const std::int32_t n = 400, r = 6;
+  std::uint64_t x = 987654321;
+  auto next = [&x](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::int32_t>((x >> 33) % m);
+  };
+  std::vector<std::int32_t> label(static_cast<std::size_t>(n));
+  for (std::int32_t g = 0; g < n; ++g) label[static_cast<std::size_t>(g)] = g;
+  for (std::int32_t g = n - 1; g > 0; --g) {
+    std::swap(label[static_cast<std::size_t>(g)],
+              label[static_cast<std::size_t>(next(static_cast<std::uint64_t>(g) + 1))]);
+  }
+  const auto c0 = cyclic(n, r);
+  std::vector<std::int32_t> s(c0.size());
+  for (std::int32_t g = 0; g < n; ++g) {
+    for (std::int32_t l = 0; l < r; ++l) {
+      s[static_cast<std::size_t>(label[static_cast<std::size_t>(g)] * r + l)] =
+          c0[static_cast<std::size_t>(g * r + l)];
+    }
+  }
+  std::vector<std::int64_t> cost(s.size());
+  for (auto& v : cost) v = 1 + next(3);
+  const Span<std::int64_t> costs(cost.data(), cost.size());
+  Controller c(span(s), n, r, costs);
+  int raises = 0;
+  while (true) {
+    std::vector<std::int32_t> alive_ids;
+    for (std::int32_t g = 0; g < n; ++g) {
+      if (c.alive()[g]) alive_ids.push_back(g);
+    }
+    std::vector<std::int32_t> groups = {
+        alive_ids[static_cast<std::size_t>(next(alive_ids.size()))]};
+    if (next(5) == 0 && alive_ids.size() > 1) {
+      const std::int32_t other = alive_ids[static_cast<std::size_t>(next(alive_ids.size()))];
+      if (other != groups[0]) groups.push_back(other);
+    }
+    std::vector<std::int32_t> before(c.stacks(), c.stacks() + n * r);
+    const std::int32_t depth_before = c.depth();
+    const Decision d = c.fail(span(groups));
+    std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+    const Decision ref = Controller::solve(span(before), n, r, {alive.data(), alive.size()},
+                                           costs, nullptr, nullptr);
+    CHECK(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves);
+    CHECK(!d.full_solve);
+    if (d.status == Status::kWipeout) break;
+    if (d.depth > depth_before) ++raises;
+  }
+  CHECK(raises >= 2);
+}
 }  // namespace
 
 int main() {
@@ -127,5 +182,6 @@ int main() {
   test_snapshot();
   test_malformed_input();
   test_solve_matches_incremental();
+  test_raises_and_saturation_match_solve();
   return harness::summary("test_controller");
 }

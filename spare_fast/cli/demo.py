@@ -24,7 +24,7 @@ def demo_controller(seed: int = 0) -> None:
     t = bench.failure_trajectory(n, r, "sidon", seed=seed)
     print(
         f"failures survived {t['failures']:,}; mean depth {t['mean_depth']:.3f}; "
-        f"{t['full_solves']} full solves (depth changes)"
+        f"{t['depth_raises']} depth raises, {t['full_solves']} full solves"
     )
     print(
         f"decision latency (Python call included): median {t['median_us']:.1f} us, "

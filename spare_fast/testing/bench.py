@@ -51,7 +51,8 @@ def failure_trajectory(
     ctl = Controller(make_layout(layout, n_groups, redundancy, seed=seed))
     order = np.random.default_rng(seed).permutation(n_groups).tolist()
     lat = np.empty(n_groups)
-    depth_sum = moves = full = 0
+    depth_sum = moves = full = raises = 0
+    depth = ctl.depth
     count = 0
     clock = time.perf_counter
     fail = ctl.fail
@@ -64,6 +65,8 @@ def failure_trajectory(
         if d.status is Status.WIPEOUT:
             break
         depth_sum += d.depth
+        raises += d.depth > depth
+        depth = d.depth
         moves += d.moves
         full += d.full_solve
     total = clock() - t_start
@@ -80,6 +83,7 @@ def failure_trajectory(
         "total_s": total,
         "mean_depth": depth_sum / max(survived, 1),
         "full_solves": int(full),
+        "depth_raises": int(raises),
         "total_moves": int(moves),
     }
 

@@ -31,9 +31,12 @@
 // paths (Dijkstra with Johnson potentials) in the residual graph source -> type -> group -> sink;
 // starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant). If
 // no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
-// an augmenting path never gains one), so the depth rises and a full solve runs at S+1, S+2, ...
-// Rejoins that may lower the depth and restarts also run the full solve: greedy zero-cost
-// assignment, then SSP for the remaining types, from the lowest depth ceil(T / alive) up.
+// an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
+// still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
+// a min-cost flow there too: the paths found at S are undone and augmenting resumes from it
+// (an incremental raise; no full solve). Rejoins that may lower the depth and restarts run
+// the full solve: greedy zero-cost assignment, then SSP for the remaining types, from the
+// lowest depth ceil(T / alive) up.
 //
 // Complexity. Validation and construction O(N * height). A failure that needs no depth change
 // costs O(height * R) per displaced type plus the explored part of the residual graph, which is
@@ -96,7 +99,8 @@ struct Decision {
   std::vector<Index> patch;
   // Wall-clock seconds spent deciding (validation included).
   double seconds = 0.0;
-  // True when the decision needed the full solve (depth change, rejoin, restart).
+  // True when the decision ran the full solve (a rejoin that may lower the depth, a restart);
+  // a failure, depth raise included, never does.
   bool full_solve = false;
   // The controller's event count after this event (0 for a stateless solve): a caller that
   // reads the assignment later can tell whether another event has changed it since.
@@ -159,8 +163,18 @@ class Controller {
   // Rebuilds the (group, layer) <-> holder-slot maps for the current stacks_.
   void index_slots();
 
-  // Layer of holder slot k (= t * R + i) in its group's current stack.
-  std::int64_t cost_of_slot(std::int64_t slot) const;
+  // Cost of giving a type to the holder of slot k (= t * R + i) from its layer in that
+  // group's stack: 0 inside the top price_depth_ layers.
+  std::int64_t cost_of_slot(std::int64_t slot) const {
+    return cost_at(holder_[static_cast<std::size_t>(slot)],
+                   slot_layer_[static_cast<std::size_t>(slot)]);
+  }
+  std::int64_t cost_at(std::int32_t g, std::int32_t layer) const {
+    if (layer < price_depth_) return 0;
+    if (unit_costs_) return 1;
+    return move_cost_[static_cast<std::size_t>(g) * static_cast<std::size_t>(height_) +
+                      static_cast<std::size_t>(layer)];
+  }
   void set_all_alive();
   // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
   // "before" reference. Returns false on wipe-out (some type has no alive holder).
@@ -169,8 +183,39 @@ class Controller {
   bool assign_at_depth(std::int32_t s);
   // One shortest augmenting path from unassigned type t; false if none exists.
   bool augment_from(std::int32_t t);
+  // The same path searched from both ends (csrc/src/controller_bidirectional.cpp), for a
+  // failure while spare capacity is nearly exhausted (near_saturation()).
+  // `unassigned`: how many types (t included) have no provider now.
+  bool augment_bidirectional(std::int32_t t, std::int64_t unassigned);
+  bool near_saturation() const;
+  // The alive groups with load < price_depth_ (cached between calls, checked by total room).
+  const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
+  void reserve_backward_search();
   void reset_potentials();
-  std::int64_t potential(std::int32_t v) const;
+  std::int64_t potential(std::int32_t v) const {
+    const SearchNode& n = node_[static_cast<std::size_t>(v)];
+    return pot_shift_ + (n.pot_stamp == pot_epoch_ ? n.pot : 0);
+  }
+  void add_potential(std::int32_t v, std::int64_t delta) {
+    SearchNode& n = node_[static_cast<std::size_t>(v)];
+    if (n.pot_stamp != pot_epoch_) {
+      n.pot_stamp = pot_epoch_;
+      n.pot = 0;
+    }
+    n.pot += delta;
+  }
+  // The types g provides, in layer order, are scanned from its top `provided_layers(g)`
+  // layers: during a failure every type assigned before it sits in its provider's top
+  // event_depth_ layers (I1), so a group that took no type below those layers in this event
+  // (deep_stamp) provides none below them; otherwise, and outside failures, the whole stack.
+  std::int32_t provided_layers(std::int32_t g) const {
+    return (event_depth_ > 0 && deep_stamp_[static_cast<std::size_t>(g)] != deep_epoch_)
+               ? event_depth_
+               : height_;
+  }
+  // Records that type t is now provided by g. During a failure it also marks g for
+  // provided_layers() whatever t's layer (a conservative mark: g's whole stack is scanned).
+  void assign_type(std::int32_t t, std::int32_t g);
   void record_change(std::int32_t t);
   // Moves every assigned type into its provider's top `depth_` layers; sums moves and swaps.
   void reorder_stacks(Decision& d);
@@ -207,10 +252,18 @@ class Controller {
   std::int64_t initial_swaps_ = 0;
 
   // Scratch for the shortest-path searches. Node ids: types [0, T), groups [T, T+N), sink.
-  std::vector<std::int64_t> dist_;
-  std::vector<Index> parent_;       // previous node on the shortest path
-  std::vector<std::uint32_t> dist_stamp_;  // dist_/parent_ valid iff == search_stamp_
-  std::vector<std::uint8_t> settled_;
+  // What a search reads of one node sits in one 32-byte record (within one cache line): the
+  // searches touch random nodes, and those cache misses are most of their cost.
+  struct SearchNode {
+    std::int64_t dist = 0;          // valid iff dist_stamp == search_stamp_
+    std::int64_t pot = 0;           // Johnson potential, valid iff pot_stamp == pot_epoch_
+    std::uint32_t dist_stamp = 0;
+    std::uint32_t pot_stamp = 0;
+    std::int32_t parent = -1;       // previous node on the shortest path
+    std::uint8_t settled = 0;       // valid iff dist_stamp == search_stamp_
+  };
+  static_assert(sizeof(SearchNode) == 32, "a search node is half a cache line");
+  std::vector<SearchNode> node_;
   std::vector<Index> settled_list_;
   std::uint32_t search_stamp_ = 0;
   std::vector<std::pair<std::int64_t, std::int32_t>> heap_;  // Dijkstra queue (binary heap)
@@ -218,12 +271,38 @@ class Controller {
   // True while every potential is 0 and every assignment costs 0 (reduced costs are then the
   // plain 0/1 costs and a 0-1 BFS is exact).
   bool zero_state_ = true;
-  // Johnson potentials, lazily reset per event: p(v) = pot_[v] + pot_shift_ if pot_stamp_[v] ==
-  // pot_epoch_, else pot_shift_.
-  std::vector<std::int64_t> pot_;
-  std::vector<std::uint32_t> pot_stamp_;
+  // Johnson potentials, lazily reset per event: p(v) = node_[v].pot + pot_shift_ if
+  // node_[v].pot_stamp == pot_epoch_, else pot_shift_.
   std::uint32_t pot_epoch_ = 0;
   std::int64_t pot_shift_ = 0;
+  // During a failure: the depth at its start (0 otherwise), and per group a stamp equal to
+  // deep_epoch_ once it took a type below those layers in this failure; see provided_layers().
+  std::int32_t event_depth_ = 0;
+  std::vector<std::uint32_t> deep_stamp_;
+  std::uint32_t deep_epoch_ = 0;
+  // Per-event scratch of fail() and reorder_stacks(), kept to avoid allocations.
+  std::vector<Index> displaced_;
+  std::vector<Index> pending_;
+  std::vector<Index> deep_;
+  // Undo log of a failure's augmenting paths at one depth: (type, previous provider), or
+  // (-1, group) for a load increment. Replayed backwards when the depth must rise.
+  std::vector<std::pair<std::int32_t, std::int32_t>> undo_;
+  bool log_undo_ = false;
+  // Backward search scratch (sized at construction) and the path it assembles.
+  struct BackNode {
+    std::int64_t dist = 0;  // valid iff stamp == bsearch_stamp_
+    std::uint32_t stamp = 0;
+    std::int32_t next = -1;  // next node towards the sink
+  };
+  std::vector<BackNode> bnode_;
+  std::vector<std::uint8_t> bsettled_;
+  std::vector<std::int32_t> bsettled_list_;
+  std::uint32_t bsearch_stamp_ = 0;
+  std::vector<std::pair<std::int64_t, std::int32_t>> bheap_;
+  std::deque<std::pair<std::int64_t, std::int32_t>> bdeque_;
+  std::vector<std::int32_t> path_fwd_;
+  std::vector<std::int32_t> path_bwd_;
+  std::vector<std::int32_t> free_cache_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

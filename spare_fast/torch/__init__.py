@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError
+from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError
 from spare_fast.torch._launcher import SpareTrainer
+from spare_fast.torch._sampler import ShardSampler
 from spare_fast.torch._types import (
     EventRecord,
     Fault,
@@ -36,16 +38,20 @@ from spare_fast.torch._types import (
 
 __all__ = [
     "CheckpointError",
+    "ComputeFn",
     "EventRecord",
     "Fault",
     "Kill",
     "Phase",
     "RunResult",
+    "ShardSampler",
+    "SpareGroup",
     "SpareTrainer",
     "Stall",
     "StepRecord",
     "TrainSpec",
     "WorkerState",
+    "WipeOutError",
     "mlp",
     "tiny",
     "parse_kill",

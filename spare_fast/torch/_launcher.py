@@ -523,7 +523,7 @@ class SpareTrainer:
                     # A process the survivors dropped but that still runs (suspended, or its
                     # main thread hung while its heartbeat thread beats) would make every later
                     # quorum wait for it: end it.
-                    view = set(json.loads(store.get(f"e{epoch}/view").decode()))
+                    view = set(json.loads(store.get(f"e{epoch}/view").decode())["members"])
                     for g, proc in procs.items():
                         if g not in view and proc.exitcode is None:
                             self._say(f"group {g}: worker pid {proc.pid} was dropped: killing it")

@@ -81,6 +81,8 @@ class Phase(enum.IntEnum):
     RESTART = 6
     #: All steps committed: agreeing that every member has, writing the final parameters.
     FINISH = 7
+    #: Sending or receiving the state that brings a rejoining process up to date.
+    HEAL = 8
 
 
 @dataclass(frozen=True)

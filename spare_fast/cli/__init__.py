@@ -24,9 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     # Imported here: `spare-fast --help` should not pay for numpy-heavy imports it never uses.
-    from spare_fast.cli import bench, demo, plan, simulate, sweep, theory
+    from spare_fast.cli import bench, demo, lighthouse, plan, simulate, sweep, theory
 
-    for module in (demo, bench, theory, plan, simulate, sweep):
+    for module in (demo, bench, theory, plan, simulate, sweep, lighthouse):
         module.add_parser(sub)
     return parser
 

@@ -612,6 +612,10 @@ class SpareGroup:
             # it dead yet (they do at their next collective). Admission comes after that.
             if view is not None and view["replicas"].get(str(self.me)) == self.replica_id:
                 break
+            if self.store.check([f"e{self.epoch}/finished"]):
+                raise RuntimeError(
+                    f"group {self.me}: the run finished before this process was admitted"
+                )
             try:
                 self.lighthouse.quorum(
                     replica_id=self.replica_id,
@@ -1029,6 +1033,7 @@ class SpareGroup:
             quorum = self._quorum(shrink_only=True)
             valid = self._valid(quorum)
             if all(int(d["committed"]) == self.committed for d in valid.values()):
+                self.store.set(f"e{self.epoch}/finished", str(self.committed))
                 return
             self._drop_pg()
             try:

@@ -7,6 +7,7 @@ process's weights are compared with the failure-free single-process reference.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 
@@ -17,7 +18,12 @@ pytest.importorskip("torchft")
 
 from spare_fast import Controller, Layout  # noqa: E402
 from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp  # noqa: E402
-from spare_fast.torch.testing import LoopRun, max_rel_diff, reference_params  # noqa: E402
+from spare_fast.torch.testing import (  # noqa: E402
+    LoopRun,
+    gloo_backend,
+    max_rel_diff,
+    reference_params,
+)
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)
@@ -29,7 +35,7 @@ def reference() -> dict[str, torch.Tensor]:
     return reference_params(spec, LAYOUT.n_types)
 
 
-def _result(run: LoopRun, slot: int) -> tuple[dict[str, torch.Tensor], list[dict]]:
+def _result(run: LoopRun, slot: int) -> tuple[dict[str, torch.Tensor], dict]:
     group, proc = run.procs[slot]
     tag = f"g{group}-p{proc.pid}"
     params = torch.load(os.path.join(run.out, f"final-{tag}.pt"), weights_only=True)
@@ -51,11 +57,14 @@ def _check(run: LoopRun, finished: list[int], reference: dict[str, torch.Tensor]
     for slot in finished:
         assert codes[slot] == 0, f"slot {slot} (group {run.procs[slot][0]}) ended {codes[slot]}"
     events = None
+    depths = set()
     for slot in finished:
-        params, ev = _result(run, slot)
+        params, rec = _result(run, slot)
         assert max_rel_diff(params, reference) <= 1e-10, f"slot {slot} differs from the reference"
-        events = ev if events is None else events
+        events = rec["events"] if events is None else events
+        depths.add(rec["depth"])
     assert events is not None
+    assert len(depths) == 1, f"the finished processes disagree on the depth: {depths}"
     return events
 
 
@@ -92,7 +101,9 @@ def test_death_of_the_heal_source_during_the_heal(tmp_path, reference) -> None:
 
 
 def test_second_failure_right_after_a_rejoin(tmp_path, reference) -> None:
-    with LoopRun(LAYOUT, STEPS, str(tmp_path)) as run:
+    # Also the pluggable backend: every process group comes from a user factory.
+    backend = functools.partial(gloo_backend, host="127.0.0.2")
+    with LoopRun(LAYOUT, STEPS, str(tmp_path), backend=backend) as run:
         for g in range(4):
             run.start(g)
         new = _kill_and_replace(run)
@@ -104,6 +115,8 @@ def test_second_failure_right_after_a_rejoin(tmp_path, reference) -> None:
     calls = [("fail", [3]), ("rejoin", [3]), ("fail", [1])]
     assert [e["depth"] for e in events] == _expected(calls) == [2, 1, 2]
     assert events[2]["patch_computed"], "the killed group's types were recomputed in-step"
+    _, rec = _result(run, new)
+    assert rec["groups_built"] and {size for _, size in rec["groups_built"]} <= {3, 4}
 
 
 def test_shard_sampler_maps_step_and_type_to_the_stream_of_shuffled_passes() -> None:

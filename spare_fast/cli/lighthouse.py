@@ -50,7 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=2_000,
         help="a member whose heartbeats stop this long is dead (default 2000)",
     )
-    p.add_argument("--quorum-tick-ms", type=int, default=20, help="quorum check period (default 20)")
+    p.add_argument(
+        "--quorum-tick-ms", type=int, default=20, help="quorum check period (default 20)"
+    )
     p.set_defaults(func=run)
 
 

@@ -34,6 +34,8 @@ __all__ = [
     "Chaos",
     "Trigger",
     "Injector",
+    "GLOO_BUILT",
+    "gloo_backend",
     "LoopConfig",
     "LoopRun",
     "loop_worker",
@@ -576,6 +578,26 @@ class LoopConfig:
     out: str
     pause: float = 0.0
     slow_heal: float = 0.0
+    backend: Any = "gloo"
+
+
+def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
+    """A backend factory for :class:`~spare_fast.torch.SpareGroup`: gloo bound to ``host``.
+
+    The shape of a user's own backend (``functools.partial(gloo_backend, host="...")``
+    pickles by reference). Every process group it builds is counted in ``GLOO_BUILT``.
+    """
+    import torch.distributed as dist
+
+    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # stub lacks it
+    opts._timeout = timeout
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=host)]
+    GLOO_BUILT.append((rank, size))
+    return dist.ProcessGroupGloo(store, rank, size, opts)
+
+
+#: ``(rank, size)`` of each process group :func:`gloo_backend` built in this process.
+GLOO_BUILT: list[tuple[int, int]] = []
 
 
 #: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
@@ -627,6 +649,7 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         lighthouse=cfg.lighthouse,
         store=cfg.store,
         bind=cfg.bind,
+        backend=cfg.backend,
         collective_timeout=5.0,
         quorum_timeout=30.0,
         quorum_poll=0.5,
@@ -643,7 +666,14 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         tag = f"g{cfg.group}-p{os.getpid()}"
         torch.save(model.state_dict(), os.path.join(cfg.out, f"final-{tag}.pt"))
         with open(os.path.join(cfg.out, f"events-{tag}.json"), "w", encoding="utf-8") as fh:
-            json.dump([e.__dict__ for e in group.events], fh)
+            json.dump(
+                {
+                    "events": [e.__dict__ for e in group.events],
+                    "groups_built": GLOO_BUILT,
+                    "depth": group.depth,
+                },
+                fh,
+            )
         group._report(Phase.FINISH)
     except BaseException:  # noqa: BLE001 - reported, then the process ends with code 1
         import traceback
@@ -670,6 +700,7 @@ class LoopRun:
         host: Loopback address everything binds to.
         pause: Extra seconds per step in every worker.
         heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
+        backend: The workers' collective backend (``"gloo"`` or a picklable factory).
     """
 
     def __init__(
@@ -680,6 +711,7 @@ class LoopRun:
         host: str = "127.0.0.2",
         pause: float = 0.05,
         heartbeat_timeout: float = 1.0,
+        backend: Any = "gloo",
     ) -> None:
         import multiprocessing
         import socket
@@ -689,6 +721,7 @@ class LoopRun:
 
         os.environ.setdefault("RUST_LOG", "warn")
         self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
+        self.backend = backend
         self.lighthouse = LighthouseServer(
             bind=f"{host}:0",
             min_replicas=1,
@@ -736,6 +769,7 @@ class LoopRun:
             self.out,
             self.pause,
             slow_heal,
+            self.backend,
         )
         proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
         proc.start()

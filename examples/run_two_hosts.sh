@@ -69,9 +69,24 @@ launch "$VICTIM" "$RUN/g$VICTIM-new.log"
 for p in "${pids[@]:1}"; do wait "$p" || true; done
 python examples/train_transformer.py --reference --steps "$STEPS" --out "$RUN/reference.pt"
 
-echo "--- lowest group's log (steps, events, the rejoin):"
-grep -E "^(step|          event|group 0: done)" "$RUN/g0.log" | sed -n "1,400p" |
-  awk -v k="$KILL_AT" '/event|rejoined|died/ || NR <= 3 || /done/ {print; next} {n++} n % 10 == 0 {print}'
+echo "--- group 0's log (the lowest group prints the run's step lines; ... = lines left out):"
+python - "$RUN/g0.log" <<'EOF'
+import re, sys
+lines = [x.rstrip("\n") for x in open(sys.argv[1]) if re.match(r"(step|          event)", x)]
+keep = set()
+for i, x in enumerate(lines):
+    m = re.match(r"step +(\d+)  depth", x)
+    if m and (int(m.group(1)) < 2 or int(m.group(1)) % 20 == 0 or i == len(lines) - 1):
+        keep.add(i)
+    if "event" in x or "rejoined" in x or "between" in x:
+        keep.update({i - 1, i, i + 1})
+last = -1
+for i in sorted(k for k in keep if 0 <= k < len(lines)):
+    if i > last + 1:
+        print("...")
+    print(lines[i])
+    last = i
+EOF
 echo "--- the replacement:"
 grep -E "starting|rejoined|done" "$RUN/g$VICTIM-new.log"
 python - "$RUN" "$STEPS" <<'EOF'

@@ -643,8 +643,6 @@ class SpareGroup:
         except RuntimeError:
             self._drop_pg()
             self._recover_until_built()
-        if self.verbose:
-            print(f"group {self.me} rejoined at step {self.committed}", flush=True)
 
     # ------------------------------------------------------------------ heal
     def _state_blob(self) -> bytes:

@@ -181,3 +181,57 @@ def test_spare_group_rejects_bad_arguments(monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="reduce"):
         group.step_end()
     assert group.types_for_step() == [0] and group.depth == 1 and group.step == 0
+
+
+@pytest.mark.parametrize(
+    ("bind", "message"),
+    [
+        ("127.0.0.2", "is not HOST:PORT"),
+        ("127.0.0.2:70000", "is not HOST:PORT"),
+        ("somehost:29510", "host 'somehost' is not an IP address"),
+    ],
+)
+def test_lighthouse_command_rejects_a_bad_bind_in_one_line(bind, message, capsys) -> None:
+    from spare_fast.cli import main
+
+    assert main(["lighthouse", "--bind", bind]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and repr(bind) in err
+
+
+def test_lighthouse_command_serves_lighthouse_and_store_on_its_address(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    from datetime import timedelta
+
+    from torchft.coordination import LighthouseClient
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", "127.0.0.2:0"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        words = line.split()
+        assert words[0] == "lighthouse" and words[2] == "store", line
+        lighthouse, store = words[1], words[3]
+        assert lighthouse.startswith("http://127.0.0.2:") and store.startswith("127.0.0.2:")
+        client = torch.distributed.TCPStore("127.0.0.2", int(store.rsplit(":", 1)[1]))
+        client.set("k", "v")
+        assert client.get("k") == b"v"
+        lh = LighthouseClient(addr=lighthouse, connect_timeout=timedelta(seconds=10))
+        lh.heartbeat("probe", timeout=timedelta(seconds=5))
+        quorum = lh.quorum(
+            replica_id="probe", timeout=timedelta(seconds=10), step=0, data={"group": 0}
+        )
+        assert [m.replica_id for m in quorum.participants] == ["probe"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        proc.stdout.close()  # type: ignore[union-attr]

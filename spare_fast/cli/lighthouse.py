@@ -130,17 +130,18 @@ def run(args: argparse.Namespace) -> int:
         master_listen_fd=sock.fileno(),
     )
     sock.detach()  # the store owns the listening socket now
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(
-        f"lighthouse http://{shown}:{lh_port}  store {shown}:{store.port}  (Ctrl-C to stop)",
-        flush=True,
-    )
     done = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:
         done.set()
 
+    # Installed before the address is printed: whoever reads it may stop us at once.
     old = signal.signal(signal.SIGTERM, stop)
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(
+        f"lighthouse http://{shown}:{lh_port}  store {shown}:{store.port}  (Ctrl-C to stop)",
+        flush=True,
+    )
     try:
         while not done.wait(0.2):
             pass

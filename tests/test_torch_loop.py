@@ -8,13 +8,16 @@ process's weights are compared with the failure-free single-process reference.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 
 import pytest
 
 torch = pytest.importorskip("torch")
-pytest.importorskip("torchft")
+if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
+    pytest.skip("torchft is not installed", allow_module_level=True)
+os.environ.setdefault("RUST_LOG", "warn")
 
 from spare_fast import Controller, Layout  # noqa: E402
 from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp  # noqa: E402
@@ -235,3 +238,32 @@ def test_lighthouse_command_serves_lighthouse_and_store_on_its_address(tmp_path)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0
         proc.stdout.close()  # type: ignore[union-attr]
+
+
+def test_trainer_replaces_a_dead_group_after_a_repair_delay_and_it_rejoins() -> None:
+    from spare_fast.torch import Kill, SpareTrainer
+    from spare_fast.torch.testing import PlannedFaults, alive_pids
+
+    steps = 16
+    shard = functools.partial(mlp.paused_shard, 0.02)
+    spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, shard, steps, 10)
+    trainer = SpareTrainer(
+        spec, LAYOUT, heartbeat_timeout=1.0, collective_timeout=5.0, rejoin_after=0.2
+    )
+    with PlannedFaults(trainer, [Kill(3, 2)]):
+        result = trainer.run()
+    assert not alive_pids(p for pids in result.pids.values() for p in pids)
+    ref = reference_params(
+        TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, steps), 4
+    )
+    assert max_rel_diff(result.params, ref) <= 1e-10
+    assert result.restarts == 0 and result.exit_codes[3] == [-9, 0]
+    assert len(result.rejoins) == 1 and result.rejoins[0][0] == 3
+    back = result.rejoins[0][1]
+    (death,) = [e for s in result.steps for e in s.events]
+    # The death raised the depth to 2 in its step; the rejoin (after that step at the
+    # earliest) brought it back to 1, and the rejoined group computes its type again.
+    assert death.dead == (3,) and death.depth == 2 and back > death.step
+    assert {s.depth for s in result.steps[back:]} == {1}
+    assert all(s.members == (0, 1, 2, 3) for s in result.steps[back:])
+    assert result.steps[-1].computed[3] == (3,)

@@ -72,6 +72,10 @@ class Unneeded(Exception):
     """The epoch formed without this process: another process holds its group's place."""
 
 
+class RunFinished(RuntimeError):
+    """A replacement found the run finished before it was admitted."""
+
+
 class WipeOutError(Exception):
     """The agreed membership leaves a shard type with no alive holder (a wipe-out).
 
@@ -613,7 +617,7 @@ class SpareGroup:
             if view is not None and view["replicas"].get(str(self.me)) == self.replica_id:
                 break
             if self.store.check([f"e{self.epoch}/finished"]):
-                raise RuntimeError(
+                raise RunFinished(
                     f"group {self.me}: the run finished before this process was admitted"
                 )
             try:

@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from spare_fast.layout import Layout
-from spare_fast.torch._group import Excluded, SpareGroup, Unneeded, WipeOutError
+from spare_fast.torch._group import Excluded, RunFinished, SpareGroup, Unneeded, WipeOutError
 from spare_fast.torch._types import Phase, TrainSpec
 
 #: Exit code of a worker that found itself dropped from the membership (a false death).
@@ -76,6 +76,7 @@ class WorkerConfig:
     quorum_timeout: float
     quorum_poll: float
     verbose: bool
+    rejoin: bool = False  # a replacement for a group that died in a formed epoch
     injector: Any = None  # test-only hook (spare_fast.torch.testing.Injector); None in production
 
 
@@ -95,7 +96,7 @@ def main(cfg: WorkerConfig, progress: Any) -> None:
     except Excluded as exc:
         print(f"group {cfg.group} stands down: {exc}", file=sys.stderr, flush=True)
         code = EXIT_EXCLUDED
-    except Unneeded:
+    except (Unneeded, RunFinished):
         code = EXIT_UNNEEDED
     except BaseException as exc:  # noqa: BLE001 - reported here, then the process ends with code 1
         traceback.print_exc()
@@ -206,6 +207,9 @@ class _LauncherGroup(SpareGroup):
     def start(self, checkpoint: str | None = None) -> SpareGroup:
         self._started = True
         self._connect()
+        if self.cfg.rejoin:
+            self._rejoin()
+            return self
         if checkpoint is not None:
             self._load_checkpoint(checkpoint)
         self._join_all()

@@ -717,9 +717,10 @@ class LoopRun:
         import socket
 
         import torch.distributed as dist
+
+        os.environ.setdefault("RUST_LOG", "warn")  # read once, when torchft is first imported
         from torchft.coordination import LighthouseServer
 
-        os.environ.setdefault("RUST_LOG", "warn")
         self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
         self.backend = backend
         self.lighthouse = LighthouseServer(

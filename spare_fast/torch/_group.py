@@ -835,6 +835,8 @@ class SpareGroup:
         ------
         RuntimeError
             If no :meth:`reduce` precedes it.
+        WipeOutError
+            If deaths found at this boundary leave a shard type with no alive holder.
         """
         if self._pending is None:
             raise RuntimeError("step_end() without a reduce(): call reduce(compute) first")
@@ -911,7 +913,8 @@ class SpareGroup:
     def _admit(self) -> None:
         """Step boundary: a quorum open to waiting replacements; rejoin and heal them."""
         self._report(Phase.JOIN)
-        self._drop_pg()
+        # The process group stays up until the quorum has formed: aborting it now could break
+        # the all-reduce of a member still receiving the last chunks of this step.
         try:
             self._apply(self._quorum(shrink_only=False), time.perf_counter(), None)
         except RuntimeError:

@@ -50,7 +50,7 @@ launch() {  # launch GROUP LOGFILE: one torchrun (one worker process) for that g
   REPLICA_GROUP_ID=$g SPARE_FAST_BIND=$host torchrun --nnodes 1 --nproc-per-node 1 \
     --rdzv-backend static --master-addr "$host" --master-port "$port" --max-restarts 0 \
     examples/train_transformer.py --steps "$STEPS" --pause "$PAUSE" \
-    --out "$RUN/final-g$g.pt" > "$2" 2>&1 &
+    --out "$RUN/final-g$g.pt" --checkpoint-dir "$RUN/checkpoints-g$g" > "$2" 2>&1 &
   pids+=($!)
   echo "host $host: torchrun for group $g (pid $!), log $2"
 }
@@ -89,6 +89,7 @@ for i in sorted(k for k in keep if 0 <= k < len(lines)):
 EOF
 echo "--- the replacement:"
 grep -E "starting|rejoined|done" "$RUN/g$VICTIM-new.log"
+echo "--- checkpoints (written by the lowest group, on its host): $(ls "$RUN"/checkpoints-g0 | tr '\n' ' ')"
 python - "$RUN" "$STEPS" <<'EOF'
 import sys, torch
 from spare_fast.torch.testing import max_rel_diff
@@ -103,3 +104,4 @@ for g in range(4):
 print("PASS" if worst <= 1e-10 else "FAIL", f"(float64, bound 1e-10, worst {worst:.2e})")
 sys.exit(0 if worst <= 1e-10 else 1)
 EOF
+echo "demo wall time: ${SECONDS} s"

@@ -110,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pause", type=float, default=0.0, help="seconds of extra work per step")
     parser.add_argument("--out", required=True, help="where to save the final state_dict")
     parser.add_argument(
+        "--checkpoint-dir", help="where the lowest group writes checkpoints (this host's disk)"
+    )
+    parser.add_argument(
+        "--resume", metavar="CHECKPOINT", help="start every group from this checkpoint file"
+    )
+    parser.add_argument(
         "--reference", action="store_true", help="the failure-free run, in this one process"
     )
     args = parser.parse_args(argv)
@@ -153,11 +159,19 @@ def main(argv: list[str] | None = None) -> int:
 
     layout = Layout.cyclic(n, args.redundancy)
     group = SpareGroup(
-        model, optim, layout, args.steps, scheduler=sched, seed=args.seed, verbose=True
+        model,
+        optim,
+        layout,
+        args.steps,
+        scheduler=sched,
+        seed=args.seed,
+        checkpoint_dir=args.checkpoint_dir,
+        checkpoint_every=20,
+        verbose=True,
     )
     pid = os.getpid()
     print(f"group {group.group}: pid {pid} starting", flush=True)
-    group.start()
+    group.start(checkpoint=args.resume)
     if group.step > 0:
         print(f"group {group.group}: pid {pid} rejoined at step {group.step}", flush=True)
     while group.step < args.steps:

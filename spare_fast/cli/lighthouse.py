@@ -96,8 +96,11 @@ def run(args: argparse.Namespace) -> int:
     if args.store_port is not None and not 0 <= args.store_port <= 65535:
         return _fail(f"--store-port = {args.store_port} is not in [0, 65535]")
     os.environ.setdefault("RUST_LOG", "warn")
-    import torch.distributed as dist
-    from torchft.coordination import LighthouseServer
+    try:
+        import torch.distributed as dist
+        from torchft.coordination import LighthouseServer
+    except ImportError as exc:
+        return _fail(f"needs torch and torchft (pip install '.[torch]'): {exc}")
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:

@@ -267,3 +267,41 @@ def test_trainer_replaces_a_dead_group_after_a_repair_delay_and_it_rejoins() -> 
     assert {s.depth for s in result.steps[back:]} == {1}
     assert all(s.members == (0, 1, 2, 3) for s in result.steps[back:])
     assert result.steps[-1].computed[3] == (3,)
+
+
+def test_the_users_script_is_the_worker_main_defined_classes_included(tmp_path) -> None:
+    """examples/train_transformer.py defines its Dataset, model and loss in __main__."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, "examples", "train_transformer.py")
+    args = ["--groups", "2", "--redundancy", "2", "--steps", "3", "--dataset", "16"]
+    with LoopRun(Layout.cyclic(2, 2), 3, str(tmp_path)) as run:
+        env = {
+            **os.environ,
+            "PYTHONPATH": root,
+            "TORCHFT_LIGHTHOUSE": run.lighthouse_addr,
+            "SPARE_FAST_STORE": f"{run.host}:{run.store.port}",
+            "SPARE_FAST_BIND": run.host,
+        }
+        procs = [
+            subprocess.Popen(
+                [sys.executable, script, *args, "--out", str(tmp_path / f"g{g}.pt")],
+                env={**env, "REPLICA_GROUP_ID": str(g)},
+                cwd=str(tmp_path),
+                stdout=subprocess.DEVNULL,
+            )
+            for g in range(2)
+        ]
+        ref = subprocess.run(
+            [sys.executable, script, *args, "--reference", "--out", str(tmp_path / "ref.pt")],
+            env=env,
+            cwd=str(tmp_path),
+            stdout=subprocess.DEVNULL,
+        )
+        assert [p.wait(timeout=120) for p in procs] == [0, 0] and ref.returncode == 0
+    expected = torch.load(tmp_path / "ref.pt", weights_only=True)
+    for g in range(2):
+        got = torch.load(tmp_path / f"g{g}.pt", weights_only=True)
+        assert max_rel_diff(got, expected) <= 1e-10

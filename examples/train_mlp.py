@@ -21,21 +21,54 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import sys
+
+from spare_fast.cli._common import (
+    ArgumentParser,
+    UsageError,
+    duration,
+    int_at_least,
+    require,
+    run_main,
+)
+
+
+def _need_torch() -> None:
+    require("torch", "examples/train_mlp.py")
+    require("torchft", "examples/train_mlp.py")
+
+
+def _kill(text: str) -> object:
+    _need_torch()
+    from spare_fast.torch import parse_kill
+
+    try:
+        return parse_kill(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"= {text!r} is not WORKER@STEP or WORKER@STEP:PHASE (e.g. 2@3 or 1@2:allreduce)"
+        ) from None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--groups", type=int, default=4, help="N, number of groups (>= 4)")
-    parser.add_argument("--redundancy", type=int, default=2, help="r, types per group")
-    parser.add_argument("--layout", default="cyclic", choices=["cyclic", "random", "sidon"])
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--checkpoint-every", type=int, default=2)
+    parser = ArgumentParser(prog="train_mlp.py", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--pause", type=float, default=0.0, help="seconds each shard takes (to kill by hand)"
+        "--groups", type=int_at_least(4), default=4, help="N, number of groups (>= 4)"
+    )
+    parser.add_argument(
+        "--redundancy", type=int_at_least(1), default=2, help="r, types per group (<= N)"
+    )
+    parser.add_argument("--layout", default="cyclic", choices=["cyclic", "random", "sidon"])
+    parser.add_argument("--steps", type=int_at_least(1), default=8)
+    parser.add_argument("--checkpoint-every", type=int_at_least(1), default=2)
+    parser.add_argument(
+        "--pause",
+        type=duration(0),
+        default=0.0,
+        help="time each shard takes, e.g. 0.25 or 250ms (to kill by hand)",
     )
     parser.add_argument(
         "--kill",
+        type=_kill,
         action="append",
         default=[],
         metavar="WORKER@STEP[:PHASE]",
@@ -44,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--bucket-numel",
-        type=int,
+        type=int_at_least(1),
         default=64,
         help="all-reduce bucket size in numbers (the MLP has 178 parameters: several buckets, "
         "so an allreduce kill lands mid-collective; the library default is DDP's 25 MiB)",
@@ -53,18 +86,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--resume", action="store_true", help="continue the run in --run-dir from its checkpoint"
     )
-    args = parser.parse_args(argv)
-    if args.groups < 4:
-        parser.error(f"--groups = {args.groups}: use at least 4")
+    return run_main(parser, argv, _run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    _need_torch()
     if args.resume and not args.run_dir:
-        parser.error("--resume needs --run-dir")
+        raise UsageError("--resume needs --run-dir")
+    if args.redundancy > args.groups:
+        raise UsageError("--redundancy", args.redundancy, f"must be <= --groups = {args.groups}")
+    for k in args.kill:
+        if k.group >= args.groups:
+            raise UsageError(
+                "--kill", f"{k.group}@{k.step}", f"names no group of 0..{args.groups - 1}"
+            )
+        if k.step > args.steps:
+            raise UsageError("--kill", f"{k.group}@{k.step}", f"is after --steps = {args.steps}")
+    if args.layout == "sidon" and args.groups < args.redundancy * (args.redundancy - 1) + 1:
+        raise UsageError(
+            "--layout sidon",
+            f"-r {args.redundancy}",
+            f"needs --groups >= {args.redundancy * (args.redundancy - 1) + 1}",
+        )
 
     from spare_fast.layout import make_layout
-    from spare_fast.torch import SpareTrainer, TrainSpec, mlp, parse_kill
+    from spare_fast.torch import SpareTrainer, TrainSpec, mlp
     from spare_fast.torch.testing import PlannedFaults, max_rel_diff, reference_params
 
     layout = make_layout(args.layout, args.groups, args.redundancy)
-    kills = [parse_kill(k) for k in args.kill]
+    kills = args.kill
     shard = functools.partial(mlp.paused_shard, args.pause) if args.pause else mlp.synthetic_shard
     spec = TrainSpec(
         mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, shard, args.steps, args.checkpoint_every
@@ -96,4 +146,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

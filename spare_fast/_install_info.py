@@ -37,7 +37,7 @@ def get_include() -> str:
     >>> spare_fast.get_include().endswith("include")  # doctest: +SKIP
     True
     """
-    return _existing(_PACKAGE / "include", "headers")
+    return _existing("include", "headers")
 
 
 def get_cmake_dir() -> str:
@@ -53,10 +53,18 @@ def get_cmake_dir() -> str:
     FileNotFoundError
         As :func:`get_include`.
     """
-    return _existing(_PACKAGE / "share" / "cmake" / "spare_fast", "CMake package")
+    return _existing("share/cmake/spare_fast", "CMake package")
 
 
-def _existing(path: Path, what: str) -> str:
+def _existing(sub: str, what: str) -> str:
+    # The package's folders: this one, then the installed wheel's when a source tree shadows
+    # it (spare_fast/_locate.py).
+    import spare_fast
+
+    for folder in spare_fast.__path__:
+        if (Path(folder) / sub).is_dir():
+            return str(Path(folder) / sub)
+    path = _PACKAGE / sub
     if not path.is_dir():
         raise FileNotFoundError(
             f"{path} does not exist: this spare_fast was not installed from a wheel, so it has "

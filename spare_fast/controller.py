@@ -41,6 +41,10 @@ class Status(enum.IntEnum):
     OK = 0
     WIPEOUT = 1
 
+    def __str__(self) -> str:
+        # print(d.status) reads WIPEOUT, not IntEnum's 1; comparisons with ints still work.
+        return self.name
+
 
 class Decision:
     """One controller decision (docs/model.md, "The controller").
@@ -68,6 +72,9 @@ class Decision:
         Time the C++ core spent deciding.
     full_solve : bool
         Whether the decision needed a full optimisation (depth change, rejoin, restart).
+    lost_types : numpy.ndarray
+        int32 ids of the types left without an alive holder (empty unless ``WIPEOUT``);
+        ``lost_type`` is the first of them, or None.
     assignment : numpy.ndarray
         Read-only int32 provider group per type (-1 on wipe-out). For a controller decision it
         is read from the controller when asked, under its lock, and only while no later event
@@ -77,11 +84,12 @@ class Decision:
 
     # The fields live in the C++ decision and are read on access: an event builds no Python
     # object per field (most callers read two or three of them).
-    __slots__ = ("_core", "_assignment", "_owner")
+    __slots__ = ("_core", "_assignment", "_owner", "_lost")
 
     _core: _CoreDecision
     _assignment: np.ndarray | None
     _owner: Controller | None
+    _lost: np.ndarray | None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("Decision objects are made by Controller events and solve()")
@@ -97,7 +105,17 @@ class Decision:
         self._core = core
         self._assignment = assignment
         self._owner = owner
+        self._lost = None
         return self
+
+    def _set_lost(self, stacks: np.ndarray, alive: np.ndarray, n_types: int) -> None:
+        # Only on a wipe-out (rare): the types no alive group holds in any layer, from the
+        # state the decision was made on. O(N * height).
+        if self._core.status == Status.WIPEOUT:
+            held = np.zeros(n_types, dtype=bool)
+            ids = stacks[np.asarray(alive, dtype=bool)].ravel()
+            held[ids[(ids >= 0) & (ids < n_types)]] = True
+            self._lost = np.flatnonzero(~held).astype(np.int32)
 
     @property
     def status(self) -> Status:
@@ -149,9 +167,51 @@ class Decision:
         """True when the status is ``Status.OK``."""
         return self.status is Status.OK
 
+    @property
+    def lost_types(self) -> np.ndarray:
+        """The types without an alive holder after this decision (empty unless WIPEOUT).
+
+        Computed on first access, from the controller's state (nothing is added to an event's
+        cost); like :attr:`assignment`, read it before the controller's next event.
+
+        Raises
+        ------
+        RuntimeError
+            A WIPEOUT decision first asked after a later event (a restart) of its controller.
+        """
+        if self._lost is None:
+            if self._core.status != Status.WIPEOUT:
+                return np.empty(0, dtype=np.int32)
+            owner = self._owner
+            assert owner is not None  # solve() fills _lost itself
+            core = owner._core
+            if core.events != self._core.event:
+                raise RuntimeError(
+                    "this decision's lost types are stale: the controller has decided "
+                    f"{core.events - self._core.event} more event(s) since; read "
+                    "decision.lost_types right after the call"
+                )
+            self._set_lost(core.stacks, core.alive, core.n_types)
+            assert self._lost is not None
+        return self._lost
+
+    @property
+    def lost_type(self) -> int | None:
+        """The first type that lost all its holders (a WIPEOUT decision), else None."""
+        lost = self.lost_types
+        return int(lost[0]) if lost.size else None
+
     def __repr__(self) -> str:
+        lost = ""
+        try:
+            types = self.lost_types
+        except RuntimeError:  # asked too late: the repr leaves it out
+            types = np.empty(0, dtype=np.int32)
+        if types.size:
+            more = f" and {types.size - 1} more" if types.size > 1 else ""
+            lost = f", lost_type={int(types[0])}{more}"
         return (
-            f"Decision(status={self.status.name}, phase={self.phase}, depth={self.depth}, "
+            f"Decision(status={self.status.name}{lost}, phase={self.phase}, depth={self.depth}, "
             f"moves={self.moves}, patch={len(self.patch)} rows, seconds={self.seconds:.3g})"
         )
 
@@ -519,4 +579,5 @@ def solve(
     core, assignment, new_stacks = _core.solve(arr, alive_u8, cost)
     result: SolveResult = SolveResult._make(core, assignment=assignment)
     result.stacks = new_stacks
+    result._set_lost(arr, alive_u8, int(arr.max(initial=-1)) + 1)
     return result

@@ -40,6 +40,13 @@ class Estimate(NamedTuple):
     trials: int
     samples: np.ndarray
 
+    def __repr__(self) -> str:
+        # The samples stay an attribute; a repr of thousands of them helps nobody.
+        return (
+            f"Estimate(mean={self.mean:.6g}, stderr={self.stderr:.3g}, trials={self.trials}, "
+            f"samples=<{self.samples.size} {self.samples.dtype}>)"
+        )
+
 
 def _check_args(layout: Any, trials: Any, seed: Any) -> tuple[int, int]:
     if not isinstance(layout, Layout):
@@ -56,7 +63,7 @@ def _estimate(samples: np.ndarray) -> Estimate:
 
 
 def endurable_failures(
-    layout: Layout, trials: int, seed: int = 0, progress: bool = True
+    layout: Layout, trials: int, seed: int = 0, progress: bool = False
 ) -> Estimate:
     """Failures survived before the first wipe-out, estimated by Monte Carlo.
 
@@ -69,7 +76,7 @@ def endurable_failures(
     seed : int, optional
         Seed in ``[0, 2**64)``; the same seed gives the same samples.
     progress : bool, optional
-        Show a tqdm progress bar (on stderr).
+        Show a tqdm progress bar on stderr (default off; the command line turns it on).
 
     Returns
     -------
@@ -136,7 +143,7 @@ def overhead(
     layout: Layout,
     trials: int,
     seed: int = 0,
-    progress: bool = True,
+    progress: bool = False,
     *,
     states: str = "trajectory",
 ) -> Estimate:
@@ -151,7 +158,7 @@ def overhead(
     seed : int, optional
         Seed in ``[0, 2**64)``; the same seed gives the same failure orders.
     progress : bool, optional
-        Show a tqdm progress bar.
+        Show a tqdm progress bar on stderr (default off; the command line turns it on).
     states : {"trajectory", "survived"}, optional
         Which states of a trajectory with ``W`` survived failures are averaged.
         ``"trajectory"`` (default): all ``W + 1`` states ``k = 0..W``, each of which the job

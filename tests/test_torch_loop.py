@@ -197,7 +197,9 @@ def test_spare_group_rejects_bad_arguments(monkeypatch) -> None:
 def test_lighthouse_command_rejects_a_bad_bind_in_one_line(bind, message, capsys) -> None:
     from spare_fast.cli import main
 
-    assert main(["lighthouse", "--bind", bind]) == 2
+    with pytest.raises(SystemExit) as stop:  # argparse refuses it while parsing
+        main(["lighthouse", "--bind", bind])
+    assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and repr(bind) in err
 

@@ -163,7 +163,29 @@ def calibrate() -> None:
     sys.stdout.flush()
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``tools/sim_candidates.py [NAME ...]``: one line and exit 2 on an unknown name."""
+    from spare_fast.cli._common import ArgumentParser, UsageError, run_main
+
+    parser = ArgumentParser(prog="sim_candidates.py", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"candidates to run (default all): {', '.join(CANDIDATES)}, or calibrate",
+    )
+
+    def go(args: Any) -> int:
+        known = list(CANDIDATES) + ["calibrate"]
+        for name in args.names:
+            if name not in known:
+                raise UsageError(f"{name!r} is not one of {', '.join(known)}")
+        for name in args.names or list(CANDIDATES):
+            calibrate() if name == "calibrate" else run(name)
+        return 0
+
+    return run_main(parser, argv, go)
+
+
 if __name__ == "__main__":
-    names = sys.argv[1:] or list(CANDIDATES)
-    for name in names:
-        calibrate() if name == "calibrate" else run(name)
+    raise SystemExit(main())

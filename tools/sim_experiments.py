@@ -8,6 +8,7 @@ rejoin, policy, dynamic, models, availability (no argument: all).  Every number 
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -306,8 +307,32 @@ PARTS = {
     "availability": availability,
 }
 
+
+def main(argv: list[str] | None = None) -> int:
+    """``tools/sim_experiments.py [PART ...]``: one line and exit 2 on an unknown part."""
+    from spare_fast.cli._common import ArgumentParser, UsageError, run_main
+
+    parser = ArgumentParser(prog="sim_experiments.py", description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "parts",
+        nargs="*",
+        metavar="PART",
+        help=f"experiments to run (default all): {', '.join(PARTS)}",
+    )
+
+    def go(args: argparse.Namespace) -> int:
+        known = list(PARTS)
+        for name in args.parts:
+            if name not in known:
+                raise UsageError(f"{name!r} is not one of {', '.join(known)}")
+        for name in args.parts or list(PARTS):
+            t = time.perf_counter()
+            PARTS[name]()
+            print(f"\n({name}: {time.perf_counter() - t:.0f} s)", file=sys.stderr)
+        return 0
+
+    return run_main(parser, argv, go)
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or list(PARTS):
-        t = time.perf_counter()
-        PARTS[name]()
-        print(f"\n({name}: {time.perf_counter() - t:.0f} s)", file=sys.stderr)
+    raise SystemExit(main())

@@ -6,14 +6,32 @@ import argparse
 import json
 import platform
 
+from spare_fast.cli._common import UsageError, check_memory, choice_list, int_at_least, require
 from spare_fast.testing import bench
+
+_LAYOUTS = ("cyclic", "sidon", "random")
+
+
+def bench_bytes(groups: int, redundancy: int) -> float:
+    """Memory of one trajectory or solve at N x r (layout, controller, peer graph)."""
+    return 96.0 * groups * redundancy + 64e6
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="measure controller latency and solve() against OR-Tools")
-    p.add_argument("--groups", type=int, default=100_000, help="N for trajectories and solve")
-    p.add_argument("--redundancy", type=int, default=20, help="r (default 20)")
-    p.add_argument("--layouts", default="sidon,random", help="comma-separated layout kinds")
+    p.add_argument(
+        "--groups",
+        type=int_at_least(4),
+        default=100_000,
+        help="N for trajectories and solve (default 100000)",
+    )
+    p.add_argument("--redundancy", type=int_at_least(1), default=20, help="r, <= N (default 20)")
+    p.add_argument(
+        "--layouts",
+        type=choice_list(_LAYOUTS),
+        default=["sidon", "random"],
+        help="comma-separated layout kinds: cyclic, sidon, random (default sidon,random)",
+    )
     p.add_argument("--no-peer", action="store_true", help="skip the OR-Tools peer pipeline")
     p.add_argument("--no-million", action="store_true", help="skip the 1M-group case")
     p.add_argument("--json", metavar="PATH", help="write all figures to this JSON file")
@@ -22,6 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from spare_fast.testing import bench_graph as _bench_graph
 
     _bench_graph.add_parser(p.add_subparsers(dest="what", metavar="{graph}"))
+    p.set_defaults(what=None)
 
 
 def _row(cells: list[str], widths: list[int]) -> str:
@@ -31,7 +50,18 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
+    from spare_fast.cli._scenario import check_layout
+    from spare_fast.cli.simulate import check_output_path
+
+    layouts = args.layouts
+    if args.redundancy > args.groups:
+        raise UsageError("--redundancy", args.redundancy, f"must be <= --groups = {args.groups}")
+    if "sidon" in layouts:
+        check_layout("sidon", args.groups, args.redundancy)
+    check_memory("--groups", args.groups, lambda n: bench_bytes(n, args.redundancy), "the bench")
+    check_output_path("--json", args.json)
+    if not args.no_peer:
+        require("ortools", "the OR-Tools peer (or pass --no-peer)")
     results: dict = {"machine": platform.platform(), "trajectories": [], "solve": []}
     print(
         f"Failure trajectories to wipe-out, N = {args.groups}, r = {args.redundancy} "

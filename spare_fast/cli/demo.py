@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from spare_fast.cli._common import int_at_least, require
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo", help="tour: graph kernels, controller trajectory, the paper's N = 600 simulation"
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
     p.set_defaults(func=run)
 
 
@@ -75,6 +77,7 @@ def demo_kernels(seed: int, n_groups: int = 100_000, redundancy: int = 20) -> No
 
 
 def run(args: argparse.Namespace) -> int:
+    require("scipy", "spare-fast demo (its scipy peer)")
     print("spare_fast demo")
     demo_kernels(args.seed)
     demo_controller(args.seed)

@@ -14,9 +14,10 @@ import ipaddress
 import os
 import signal
 import socket
-import sys
 import threading
 from typing import Any
+
+from spare_fast.cli._common import UsageError, int_at_least, require
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,31 +28,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--bind",
         required=True,
+        type=_bind_arg,
         metavar="HOST:PORT",
         help="IP address and port of the lighthouse (port 0: any free port)",
     )
     p.add_argument(
         "--store-port",
-        type=int,
+        type=int_at_least(0, 65535),
         default=None,
         metavar="PORT",
         help="port of the TCPStore on the same address (default: lighthouse port + 1; 0: any)",
     )
-    p.add_argument("--min-replicas", type=int, default=1, help="smallest quorum (default 1)")
+    p.add_argument(
+        "--min-replicas", type=int_at_least(1), default=1, help="smallest quorum (default 1)"
+    )
     p.add_argument(
         "--join-timeout-ms",
-        type=int,
+        type=int_at_least(1),
         default=60_000,
         help="longest wait of a quorum for a heartbeating member (default 60000)",
     )
     p.add_argument(
         "--heartbeat-timeout-ms",
-        type=int,
+        type=int_at_least(1),
         default=2_000,
         help="a member whose heartbeats stop this long is dead (default 2000)",
     )
     p.add_argument(
-        "--quorum-tick-ms", type=int, default=20, help="quorum check period (default 20)"
+        "--quorum-tick-ms",
+        type=int_at_least(1),
+        default=20,
+        help="quorum check period (default 20)",
     )
     p.set_defaults(func=run)
 
@@ -80,27 +87,21 @@ def parse_bind(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _fail(text: str) -> int:
-    print(f"spare-fast lighthouse: error: {text}", file=sys.stderr, flush=True)
-    return 2
+def _bind_arg(text: str) -> tuple[str, int]:
+    try:
+        return parse_bind(text)
+    except ValueError as exc:
+        # argparse shows the message after the option's name: drop the name from it.
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--bind ")) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        host, port = parse_bind(args.bind)
-    except ValueError as exc:
-        return _fail(str(exc))
-    for name in ("min_replicas", "join_timeout_ms", "heartbeat_timeout_ms", "quorum_tick_ms"):
-        if int(getattr(args, name)) < 1:
-            return _fail(f"--{name.replace('_', '-')} = {getattr(args, name)} must be >= 1")
-    if args.store_port is not None and not 0 <= args.store_port <= 65535:
-        return _fail(f"--store-port = {args.store_port} is not in [0, 65535]")
+    host, port = args.bind
+    require("torch", "spare-fast lighthouse")
+    require("torchft", "spare-fast lighthouse")
     os.environ.setdefault("RUST_LOG", "warn")
-    try:
-        import torch.distributed as dist
-        from torchft.coordination import LighthouseServer
-    except ImportError as exc:
-        return _fail(f"needs torch and torchft (pip install '.[torch]'): {exc}")
+    import torch.distributed as dist
+    from torchft.coordination import LighthouseServer
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
@@ -112,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
             heartbeat_timeout_ms=int(args.heartbeat_timeout_ms),
         )
     except Exception as exc:  # noqa: BLE001 - the Rust side raises plain RuntimeErrors
-        return _fail(f"--bind = {args.bind!r}: cannot serve the lighthouse there ({exc})")
+        raise UsageError(
+            f"--bind = {host}:{port}: cannot serve the lighthouse there ({exc})"
+        ) from None
     lh_port = int(lighthouse.address().rsplit(":", 1)[1])
     store_port = lh_port + 1 if args.store_port is None else int(args.store_port)
     # The store listens on this address only (TCPStore's own listener binds every interface).
@@ -124,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         sock.close()
         lighthouse.shutdown()
-        return _fail(f"--store-port = {store_port}: cannot listen on {host} ({exc})")
+        raise UsageError(f"--store-port = {store_port}: cannot listen on {host} ({exc})") from None
     store: Any = dist.TCPStore(
         host,
         sock.getsockname()[1],

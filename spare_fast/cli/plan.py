@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 from typing import Any
 
-from spare_fast.theory.plan import parse_duration, plan
+from spare_fast.cli._common import UsageError, check_memory, int_at_least, timedelta_arg
+from spare_fast.theory.plan import plan
 
 
-def _duration_arg(text: str) -> dt.timedelta:
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+def plan_bytes(groups: int) -> float:
+    """Memory of :func:`plan` at N groups (the closed forms keep a few float arrays of N)."""
+    return 32.0 * groups + 64e6
 
 
 def _fmt_seconds(seconds: float) -> str:
@@ -61,11 +59,25 @@ def format_plan(p: dict[str, Any]) -> str:
             + "".join(f"{fmt(p[s]):>14}" for s in ("spare", "replication", "checkpoint"))
         )
     rec = p["recommendation"]
+    if rec["saving_vs_next"] < 5e-4:  # shows as 0.0%: no scheme is better than the next
+        tied = [
+            s
+            for s in _NAMES
+            if abs(p[s]["time_to_train"] - rec["time_to_train"]) < 5e-4 * rec["time_to_train"]
+        ]
+        verdict = (
+            f"Recommendation: none; {', '.join(_NAMES[s] for s in tied)} tie at time-to-train "
+            f"{rec['time_to_train']:.2f} x T0 (failures too rare to matter)."
+        )
+    else:
+        verdict = (
+            f"Recommendation: {_NAMES[rec['scheme']]} with r = {rec['redundancy']} "
+            f"(time-to-train {rec['time_to_train']:.2f} x T0, "
+            f"{100 * rec['saving_vs_next']:.1f}% less than {_NAMES[rec['next']]})."
+        )
     lines += [
         "",
-        f"Recommendation: {_NAMES[rec['scheme']]} with r = {rec['redundancy']} "
-        f"(time-to-train {rec['time_to_train']:.2f} x T0, "
-        f"{100 * rec['saving_vs_next']:.1f}% less than {_NAMES[rec['next']]}).",
+        verdict,
         'Model: the closed forms of docs/model.md, "Closed-form theory" (overhead = depth lower '
         "bound, exponential failures); simulate before committing hardware.",
     ]
@@ -78,22 +90,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="size a job: optimal redundancy, overhead, checkpoint period, time-to-train",
         description="Predict SPARe, replication and checkpoint-only from the closed forms.",
     )
-    p.add_argument("--groups", type=int, required=True, help="data-parallel groups N")
-    p.add_argument("--gpus", type=int, default=None, help="total GPUs (for the report only)")
+    d = "a duration: 60s, 5min, 1h30min or seconds"
+    p.add_argument("--groups", type=int_at_least(1), required=True, help="data-parallel groups N")
     p.add_argument(
-        "--mtbf", type=_duration_arg, required=True, help="cluster-wide mean time between failures"
+        "--gpus", type=int_at_least(1), default=None, help="total GPUs (for the report only)"
     )
-    p.add_argument("--restart", type=_duration_arg, required=True, help="global restart time")
-    p.add_argument("--save", type=_duration_arg, required=True, help="checkpoint save time")
+    p.add_argument(
+        "--mtbf",
+        type=timedelta_arg(0, lo_open=True),
+        required=True,
+        help=f"cluster-wide mean time between failures, {d}",
+    )
+    p.add_argument("--restart", type=timedelta_arg(0), required=True, help=f"global restart, {d}")
+    p.add_argument(
+        "--save", type=timedelta_arg(0, lo_open=True), required=True, help=f"checkpoint save, {d}"
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.groups < 1:
-        raise SystemExit(f"spare-fast plan: --groups = {args.groups} must be >= 1")
-    if args.mtbf.total_seconds() <= 0:
-        raise SystemExit("spare-fast plan: --mtbf must be > 0")
+    if args.gpus is not None and args.gpus < args.groups:
+        raise UsageError("--gpus", args.gpus, f"must be >= --groups = {args.groups}")
+    check_memory("--groups", args.groups, plan_bytes, "the closed forms")
     result = plan(args.groups, args.mtbf, args.restart, args.save, gpus=args.gpus)
     print(json.dumps(result, indent=2) if args.json else format_plan(result))
     return 0

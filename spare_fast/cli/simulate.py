@@ -3,46 +3,85 @@
 from __future__ import annotations
 
 import argparse
+import os
 
-from spare_fast.cli._scenario import add_scenario_options, scenario_from
+from spare_fast.cli._common import UsageError, int_at_least, require
+from spare_fast.cli._scenario import (
+    add_scenario_options,
+    check_layout,
+    check_sim_memory,
+    scenario_from,
+)
 from spare_fast.layout import SPARE_LAYOUTS
 
-__all__ = ["add_parser"]
+__all__ = ["add_parser", "check_output_path"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("simulate", help="simulate one training run under failures")
+    p = sub.add_parser(
+        "simulate",
+        help="simulate one training run under failures",
+        description="Simulate one pretraining run under failures and print its report: "
+        "TTT/T0 (time-to-train over the failure-free time T0), availability (share of the "
+        "wall clock that advanced training), failures, restarts and the time lost per cause.",
+    )
     p.add_argument("--scheme", choices=["checkpoint", "replication", "spare"], default="spare")
-    p.add_argument("--redundancy", "-r", type=int, default=None, help="r (default per scheme)")
-    p.add_argument("--layout", choices=SPARE_LAYOUTS, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", metavar="PATH", help="write the report summary as JSON")
+    p.add_argument(
+        "--redundancy",
+        "-r",
+        type=int_at_least(1),
+        default=None,
+        help="r, <= --groups (default: 3 for replication, the rule's r* for spare)",
+    )
+    p.add_argument("--layout", choices=SPARE_LAYOUTS, default=None, help="spare only")
+    p.add_argument("--seed", type=int_at_least(0), default=0)
+    p.add_argument("--json", metavar="PATH", help="write the scenario and raw report as JSON")
     p.add_argument("--timeline-png", metavar="PATH", help="plot the timeline to a PNG")
     add_scenario_options(p)
     p.set_defaults(func=run)
 
 
+def check_output_path(option: str, path: str | None) -> None:
+    """Refuse an output file whose folder does not exist, before the work."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(option, path, f"is in a folder that does not exist ({folder})")
+    if os.path.isdir(path):
+        raise UsageError(option, path, "is a folder, not a file")
+
+
 def run(args: argparse.Namespace) -> int:
-    from spare_fast.sim import simulate
+    from spare_fast.sim import default_redundancy, simulate
 
     sc = scenario_from(args)
-    rep = simulate(sc, args.scheme, redundancy=args.redundancy, layout=args.layout, seed=args.seed)
-    s = rep.summary()
-    width = max(len(k) for k in s)
-    for k, v in s.items():
-        print(f"{k:<{width}}  {v:.6g}" if isinstance(v, float) else f"{k:<{width}}  {v}")
+    r = args.redundancy
+    if args.scheme != "checkpoint":
+        eff = r if r is not None else (3 if args.scheme == "replication" else None)
+        if eff is None:
+            eff = min(default_redundancy(sc.groups), sc.groups)
+        if eff > sc.groups:
+            raise UsageError("--redundancy", eff, f"must be <= --groups = {sc.groups}")
+        if args.scheme == "spare":
+            check_layout(args.layout, sc.groups, eff)
+        check_sim_memory("--groups", sc.groups, eff)
+    else:
+        check_sim_memory("--groups", sc.groups, 1)
+    check_output_path("--json", args.json)
+    check_output_path("--timeline-png", args.timeline_png)
+    if args.timeline_png:
+        require("matplotlib", "--timeline-png")
+    rep = simulate(sc, args.scheme, redundancy=r, layout=args.layout, seed=args.seed)
+    print(rep.format())
     if args.json:
         from spare_fast.sim.sweep import write_json
 
-        write_json({"scenario": sc.to_dict(), "report": s}, args.json)
+        write_json({"scenario": sc.to_dict(), "report": rep.summary()}, args.json)
     if args.timeline_png:
-        import matplotlib
+        from spare_fast._plotting import new_figure, save
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        ax = rep.plot()
-        ax.figure.tight_layout()
-        ax.figure.savefig(args.timeline_png, dpi=120)
-        plt.close(ax.figure)
+        fig, axes = new_figure(figsize=(9, 3.6))
+        rep.plot(axes[0, 0])
+        save(fig, args.timeline_png)
     return 0

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from spare_fast import theory as th
+from spare_fast.cli._common import UsageError, check_memory, int_at_least, require
 from spare_fast.theory.validation import (
     GRID_N,
     GRID_R,
@@ -30,16 +31,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--groups", type=int, default=600, help="N for the printout (default 600)")
-    p.add_argument("--redundancy", type=int, default=None, help="r (default: the rule's r*)")
+    p.add_argument(
+        "--groups", type=int_at_least(1), default=600, help="N for the printout (default 600)"
+    )
+    p.add_argument(
+        "--redundancy",
+        type=int_at_least(1),
+        default=None,
+        help="r, 1..N (default: the rule's r* = floor(log2 N + 0.833))",
+    )
     p.add_argument("--validate", action="store_true", help="run the Monte Carlo validation grid")
     p.add_argument("--out", type=Path, default=Path("theory-validation"), help="output directory")
-    p.add_argument("--groups-grid", type=int, nargs="+", default=list(GRID_N), metavar="N")
-    p.add_argument("--redundancy-grid", type=int, nargs="+", default=list(GRID_R), metavar="R")
-    p.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
-    p.add_argument("--trials", type=int, default=4000, help="mu trials per point (N <= 10000)")
     p.add_argument(
-        "--overhead-trials", type=int, default=100, help="controller trajectories (N <= 1000)"
+        "--groups-grid", type=int_at_least(1), nargs="+", default=list(GRID_N), metavar="N"
+    )
+    p.add_argument(
+        "--redundancy-grid", type=int_at_least(1), nargs="+", default=list(GRID_R), metavar="R"
+    )
+    p.add_argument("--layouts", nargs="+", default=list(LAYOUTS), choices=LAYOUTS)
+    p.add_argument(
+        "--trials", type=int_at_least(2), default=4000, help="mu trials per point (N <= 10000)"
+    )
+    p.add_argument(
+        "--overhead-trials",
+        type=int_at_least(2),
+        default=100,
+        help="controller trajectories (N <= 1000)",
     )
     p.add_argument("--no-overhead", action="store_true", help="skip the controller Monte Carlo")
     p.add_argument("--seed", type=int, default=0)
@@ -47,10 +64,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def theory_bytes(groups: int) -> float:
+    """Memory of the printout at N groups (float arrays over the N failure counts)."""
+    return 32.0 * groups + 64e6
+
+
+def validation_bytes(groups: int, redundancy: int) -> float:
+    """Memory of one validation point (a layout and a controller of N x r, per-trial arrays)."""
+    return 64.0 * groups * redundancy + 32.0 * groups + 64e6
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.validate:
         n = args.groups
-        r = args.redundancy or int(th.optimal_redundancy(n))
+        if args.redundancy is not None and args.redundancy > n:
+            raise UsageError("--redundancy", args.redundancy, f"must be <= --groups = {n}")
+        check_memory("--groups", n, theory_bytes, "the closed forms")
+        r = args.redundancy if args.redundancy is not None else int(th.optimal_redundancy(n))
         print(f"N = {n}, r = {r}")
         print(f"  mu (formula)          {th.endurable_failures(n, r):.2f}")
         if n <= 200_000:
@@ -59,6 +89,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"  overhead lower bound  {th.overhead_lower_bound(n, r):.4f}")
         print(f"  r* (rule)             {th.optimal_redundancy(n)}")
         return 0
+    require("matplotlib", "spare-fast theory --validate (its validation.png)")
+    r_max = max(args.redundancy_grid)
+    check_memory(
+        "--groups-grid",
+        max(args.groups_grid),
+        lambda n: validation_bytes(n, r_max),
+        "the validation",
+    )
+    if not any(r <= n for n in args.groups_grid for r in args.redundancy_grid):
+        raise UsageError(
+            "--redundancy-grid",
+            " ".join(map(str, args.redundancy_grid)),
+            "leaves no point: every r exceeds every N of --groups-grid",
+        )
+    parent = args.out.resolve().parent
+    if not parent.is_dir():
+        raise UsageError("--out", args.out, f"is in a folder that does not exist ({parent})")
     rows = validate(
         args.groups_grid,
         args.redundancy_grid,

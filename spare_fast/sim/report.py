@@ -183,20 +183,153 @@ class Report:
         total = self.useful + math.fsum(self.losses.values())
         return abs(total - self.wall_clock) / self.wall_clock if self.wall_clock else 0.0
 
-    def plot(self, ax: Any = None) -> Any:
-        """Plot steps done and depth against wall clock (hours) on a matplotlib axis."""
-        import matplotlib.pyplot as plt
+    def format(self) -> str:
+        """A readable table of the run, with units and what TTT/T0, availability mean.
 
+        Examples
+        --------
+        >>> from spare_fast.sim import Scenario, simulate
+        >>> r = simulate(Scenario(groups=200, steps=100, mtbf=float("inf")), "checkpoint")
+        >>> print(r.format().splitlines()[0])
+        CKPT-only, N = 200 groups, seed 0: finished
+        """
+        from spare_fast._plotting import SCHEME_LABELS
+
+        name = SCHEME_LABELS.get(self.scheme, self.scheme)
+        if self.scheme == "spare":
+            name += f" r = {self.redundancy} ({self.layout} layout)"
+        elif self.scheme == "replication":
+            name += f" r = {self.redundancy}"
+        horizon = getattr(self.scenario, "horizon", None)
+        state = (
+            "finished"
+            if self.completed
+            else (
+                f"unfinished: stopped at the horizon ({horizon:g} x T0) with "
+                f"{100 * self.progress:.2f}% of the steps committed"
+            )
+        )
+        ttt = "inf (unfinished)" if math.isinf(self.time_to_train) else _dur(self.time_to_train)
+        rows = [
+            ("time-to-train TTT", ttt),
+            ("failure-free time T0", f"{_dur(self.t0)} (steps x (compute + all-reduce))"),
+            ("TTT / T0", f"{self.normalized:.3f}" + ("" if self.completed else " (unfinished)")),
+            ("availability", f"{100 * self.availability:.2f}% of the wall clock advanced training"),
+            (
+                "  restart-only reading",
+                f"{100 * self.restart_availability:.2f}% (only restarts down)",
+            ),
+            (
+                "failures",
+                f"{self.failures:,} ({self.masked_failures:,} masked, {self.rejoins:,} rejoins)",
+            ),
+            ("global restarts", f"{self.restarts:,} ({self.planned_restarts:,} planned)"),
+            ("checkpoints", f"{self.checkpoints:,} every {_dur(self.period)}"),
+            ("mean depth", f"{self.mean_depth:.3f} (compute multiplier per step)"),
+        ]
+        rows += [(f"lost to {k}", _dur(self.losses[k])) for k in LOSS_KEYS]
+        rows.append(("simulated in", f"{self.sim_seconds:.2f} s ({self.events:,} events)"))
+        width = max(len(k) for k, _ in rows)
+        lines = [f"{name}, N = {self.groups} groups, seed {self.seed}: {state}"]
+        lines += [f"  {k:<{width}}  {v}" for k, v in rows]
+        if horizon is not None:
+            lines.append(
+                f"TTT/T0: time-to-train over the failure-free time (1 = no failure cost); runs "
+                f"give up at the horizon, {horizon:g} x T0."
+            )
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Plot steps done and stack depth against wall clock (hours) on a matplotlib axis.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure with constrained layout, so a plain
+            ``savefig`` clips nothing).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+            The steps axis; the depth axis is its twin (right).
+
+        Raises
+        ------
+        ImportError
+            Without matplotlib, naming the extra (``spare-fast[plot]``).
+        ValueError
+            A report simulated with ``timeline=False``.
+        """
+        from spare_fast._plotting import SCHEME_COLORS, SCHEME_LABELS, require_matplotlib
+
+        require_matplotlib("Report.plot")
         if self.timeline is None:
             raise ValueError("this report was simulated with timeline=False")
+        from matplotlib import ticker
+
         if ax is None:
-            _, ax = plt.subplots(figsize=(8, 3))
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(9, 3.6), layout="constrained")
         tl = self.timeline
-        ax.step(tl["time"] / 3600.0, tl["steps_done"], where="post", label="steps done")
+        hours = tl["time"] / 3600.0
+        color = SCHEME_COLORS.get(self.scheme, "C0")
+        (l1,) = ax.step(hours, tl["steps_done"], where="post", color=color, label="steps done")
         ax.set_xlabel("wall clock (h)")
-        ax.set_ylabel("steps done")
+        ax.set_ylabel("steps done (committed or not)")
+        ax.set_ylim(0, max(int(tl["steps_done"].max()), 1) * 1.05)
         ax2 = ax.twinx()
-        ax2.step(tl["time"] / 3600.0, tl["depth"], where="post", color="tab:red", alpha=0.5)
-        ax2.set_ylabel("compute multiplier")
-        ax.set_title(f"{self.scheme} r={self.redundancy}: TTT/T0 = {self.normalized:.2f}")
+        (l2,) = ax2.step(
+            hours,
+            tl["depth"],
+            where="post",
+            color="#7570b3",
+            alpha=0.6,
+            lw=1,
+            label="stack depth (compute multiplier)",
+        )
+        ax2.set_ylabel("stack depth")
+        ax2.yaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        ax2.set_ylim(0, max(int(tl["depth"].max()), 1) + 1)
+        restarts = hours[tl["event"] == TimelineEvent.RESTART]
+        handles = [l1, l2]
+        if restarts.size:
+            ax.plot(
+                restarts,
+                np.zeros(restarts.size),
+                "|",
+                color="#e41a1c",
+                ms=10,
+                label="global restart",
+            )
+            handles.append(ax.lines[-1])
+        ax.legend(handles=handles, loc="upper left", fontsize=8)
+        name = SCHEME_LABELS.get(self.scheme, self.scheme)
+        r = "" if self.scheme == "checkpoint" else f" r = {self.redundancy}"
+        result = f"TTT/T0 = {self.normalized:.2f}" if self.completed else "unfinished"
+        ax.set_title(
+            f"{name}{r}, N = {self.groups}{_scenario_words(self.scenario)}, seed {self.seed}: "
+            f"{result}",
+            fontsize=10,
+        )
         return ax
+
+
+def _dur(seconds: float) -> str:
+    """Seconds as a readable duration with its unit."""
+    if math.isinf(seconds):
+        return "inf"
+    if seconds >= 86400:
+        return f"{seconds / 86400:.2f} d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.1f} s"
+
+
+def _scenario_words(sc: Any) -> str:
+    """``, MTBF 5.0 min, Weibull 0.78, restart 1.00 h`` for a title (empty without a scenario)."""
+    if sc is None:
+        return ""
+    return f", MTBF {_dur(sc.mtbf)}, Weibull k {sc.weibull_shape:g}, restart {_dur(sc.restart)}"

@@ -21,6 +21,8 @@ __all__ = [
     "format_table",
     "mean_rows",
     "plot_sweep",
+    "read_means",
+    "replot",
     "sweep",
     "sweep_tasks",
     "write_csv",
@@ -261,36 +263,183 @@ def write_json(obj: Any, path: str | os.PathLike[str]) -> None:
         json.dump(fix(obj), fh, indent=1)
 
 
-def plot_sweep(means: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> None:
-    """PNG: TTT/T0 (top) and availability (bottom) against r, one line per (scheme, N)."""
-    import matplotlib
+def plot_sweep(
+    means: Sequence[dict[str, Any]],
+    path: str | os.PathLike[str],
+    scenario: Scenario | dict[str, Any] | None = None,
+) -> None:
+    """PNG: TTT/T0 (top, log) and availability (bottom) against r, per scheme and N.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    One colour per scheme (the same in every figure of the project), one marker and line style
+    per N; bars are one standard error over the seeds. CKPT-only has no r: it is a dotted
+    line at its TTT/T0, or a note when it never finished within the horizon.
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 8), sharex=True)
-    keys = sorted({(m["scheme"], m["groups"]) for m in means})
-    for scheme, n in keys:
-        ms = sorted(
-            (m for m in means if (m["scheme"], m["groups"]) == (scheme, n)),
-            key=lambda m: m["redundancy"],
+    Parameters
+    ----------
+    means : sequence of dict
+        :func:`mean_rows` rows (or :func:`read_means` of a ``means.csv``).
+    path : path-like
+        The PNG to write.
+    scenario : Scenario or dict, optional
+        The sweep's base scenario, for the title (default: the paper's, ``Scenario()``).
+    """
+    from spare_fast._plotting import (
+        SCHEME_COLORS,
+        SCHEME_LABELS,
+        integer_ticks,
+        log_axis,
+        new_figure,
+        save,
+    )
+    from spare_fast.sim.report import _scenario_words
+
+    if isinstance(scenario, dict):
+        known = {f for f in Scenario.__dataclass_fields__}
+        scenario = Scenario(**{k: v for k, v in scenario.items() if k in known})
+    sc = scenario if scenario is not None else Scenario()
+    fig, axes = new_figure(2, 1, figsize=(9, 8.5), sharex=True)
+    ax1, ax2 = axes[0, 0], axes[1, 0]
+    ns = sorted({int(m["groups"]) for m in means})
+    markers = dict(zip(ns, "osD^v<>p*h", strict=False))
+    styles = dict(zip(ns, ["-", "--", "-.", ":"] * 3, strict=False))
+    notes: dict[str, list[tuple[int, str]]] = {}  # scheme -> (N, what) never finished
+    seeds = sorted({int(m["seeds"]) for m in means})
+    for scheme in SCHEMES:
+        for n in ns:
+            ms = sorted(
+                (m for m in means if m["scheme"] == scheme and int(m["groups"]) == n),
+                key=lambda m: m["redundancy"],
+            )
+            if not ms:
+                continue
+            label = f"{SCHEME_LABELS[scheme]}, N = {n}"
+            color = SCHEME_COLORS[scheme]
+            if scheme == "checkpoint":
+                m = ms[0]
+                if math.isfinite(m["normalized"]):
+                    ax1.axhline(
+                        m["normalized"], ls=":", lw=1.2, color=color, label=label + " (no r)"
+                    )
+                else:
+                    done = f"{100 * m.get('progress', 0.0):.2f}% done"
+                    notes.setdefault(scheme, []).append((n, done))
+                continue
+            fin = [m for m in ms if math.isfinite(m["normalized"])]
+            se = [
+                m["normalized_std"] / math.sqrt(m["seeds"])
+                if math.isfinite(m.get("normalized_std", 0.0))
+                else 0.0
+                for m in fin
+            ]
+            kw = dict(color=color, marker=markers[n], ls=styles[n], ms=4, lw=1.2, label=label)
+            if fin:
+                ax1.errorbar(
+                    [m["redundancy"] for m in fin],
+                    [m["normalized"] for m in fin],
+                    yerr=se,
+                    capsize=2,
+                    **kw,
+                )
+            ax2.plot([m["redundancy"] for m in ms], [100 * m["availability"] for m in ms], **kw)
+            unfinished = [m["redundancy"] for m in ms if not math.isfinite(m["normalized"])]
+            if unfinished:
+                notes.setdefault(scheme, []).append((n, f"r = {_spans(unfinished)}"))
+    log_axis(ax1, "y")
+    ax1.set_ylabel("time-to-train / failure-free time (TTT / T0)")
+    ax1.grid(alpha=0.3, which="both")
+    ax2.set_ylabel("availability (% of wall clock)")
+    ax2.set_xlabel("redundancy r (stack height; replica count for Rep+CKPT)")
+    ax2.grid(alpha=0.3)
+    integer_ticks(ax2, "x")
+    if ax1.get_legend_handles_labels()[0]:
+        ax1.legend(fontsize=7, ncol=2, loc="center right")
+    else:  # every run unfinished: nothing on the TTT axis, the note below says why
+        ax1.text(0.5, 0.5, "no run finished", transform=ax1.transAxes, ha="center")
+    if notes:
+        lines = [f"Unfinished within the horizon ({sc.horizon:g} x T0), not on the TTT axis:"]
+        for scheme, items in notes.items():
+            whats = sorted({w for _, w in items})
+            where = "; ".join(
+                f"{w} at N = {', '.join(str(n) for n, x in items if x == w)}" for w in whats
+            )
+            lines.append(f"{SCHEME_LABELS[scheme]}: {where}")
+        ax2.text(
+            0.98,
+            0.04,
+            "\n".join(lines),
+            transform=ax2.transAxes,
+            fontsize=8,
+            ha="right",
+            va="bottom",
+            color="0.2",
+            bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7"},
         )
-        rs = [m["redundancy"] for m in ms]
-        if scheme == "checkpoint" and len(rs) == 1:
-            if math.isfinite(ms[0]["normalized"]):  # CKPT-only usually never finishes
-                ax1.axhline(ms[0]["normalized"], ls=":", lw=1, label=f"checkpoint N={n}")
+    seed_words = f"{seeds[0]} seeds" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]} seeds"
+    fig.suptitle(
+        f"Simulated time-to-train and availability vs r (mean of {seed_words}; bars: 1 SE)\n"
+        f"{sc.steps:,} steps, {sc.gpus:,} GPUs{_scenario_words(sc)}, save {sc.save:g} s",
+        fontsize=10,
+    )
+    save(fig, path)
+
+
+def _spans(values: Sequence[int]) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7'."""
+    out: list[str] = []
+    vs = sorted(values)
+    start = prev = vs[0]
+    for v in vs[1:] + [None]:  # type: ignore[list-item]
+        if v is not None and v == prev + 1:
+            prev = v
             continue
-        ax1.plot(rs, [m["normalized"] for m in ms], marker="o", ms=3, label=f"{scheme} N={n}")
-        ax2.plot(rs, [m["availability"] for m in ms], marker="o", ms=3, label=f"{scheme} N={n}")
-    ax1.set_yscale("log")
-    ax1.set_ylabel("TTT / T0")
-    ax2.set_ylabel("availability")
-    ax2.set_xlabel("redundancy r")
-    ax1.legend(fontsize=7, ncol=2)
-    ax2.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        if v is not None:
+            start = prev = v
+    return ", ".join(out)
+
+
+_MEAN_INTS = ("groups", "redundancy", "seeds")
+
+
+def read_means(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of a ``means.csv`` written by :func:`write_csv` of :func:`mean_rows`."""
+    out = []
+    with open(path, newline="") as fh:
+        for rec in csv.DictReader(fh):
+            row: dict[str, Any] = {}
+            for k, v in rec.items():
+                if k in ("scheme", "layout"):
+                    row[k] = v
+                elif k in _MEAN_INTS:
+                    row[k] = int(v)
+                else:
+                    row[k] = float(v)
+            out.append(row)
+    return out
+
+
+def replot(folder: str | os.PathLike[str]) -> str:
+    """Rewrite ``sweep.png`` and ``table.md`` in ``folder`` from its saved ``means.csv``.
+
+    The base scenario for the title comes from ``sweep.json`` or ``scenario.json`` there when
+    present (the paper's default otherwise). Returns the table.
+    """
+    folder = os.fspath(folder)
+    means = read_means(os.path.join(folder, "means.csv"))
+    scenario: dict[str, Any] | None = None
+    for name in ("scenario.json", "sweep.json"):
+        f = os.path.join(folder, name)
+        if os.path.exists(f):
+            with open(f) as fh:
+                data = json.load(fh)
+            scenario = data.get("scenario", data)
+            scenario = {k: (math.inf if v == "inf" else v) for k, v in scenario.items()}
+            break
+    table = format_table(best_by_scheme(means))
+    plot_sweep(means, os.path.join(folder, "sweep.png"), scenario)
+    with open(os.path.join(folder, "table.md"), "w") as fh:
+        fh.write(table + "\n")
+    return table
 
 
 def demo_simulation(seeds: Sequence[int] = (0, 1), workers: int | None = None) -> str:
@@ -307,4 +456,10 @@ def demo_simulation(seeds: Sequence[int] = (0, 1), workers: int | None = None) -
     table = format_table(best_by_scheme(mean_rows(rows)))
     print(f"Paper's N = 600 scenario, mean of {len(seeds)} seeds (best r per scheme):")
     print(table)
+    print(
+        "TTT/T0: time-to-train over the failure-free time T0 = steps x (compute + all-reduce) "
+        "(1 = failures cost nothing).\navail.: the share of the wall clock that advanced "
+        f"training (restarts, rework and saves are down time).\nA run that is not done within "
+        f"the horizon, {base.horizon:g} x T0, is unfinished (its % of the steps committed)."
+    )
     return table

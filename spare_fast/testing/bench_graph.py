@@ -51,8 +51,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="1024,4096,16384",
         help="comma-separated node counts (default 1024,4096,16384)",
     )
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per solver (median)")
-    p.add_argument("--seed", type=int, default=0, help="instance seed")
+    from spare_fast.cli._common import int_at_least
+
+    p.add_argument(
+        "--repeats", type=int_at_least(1), default=3, help="timed runs per solver (median)"
+    )
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="instance seed")
     p.add_argument("--out", default="bench-graph", help="output directory for CSV, JSON, PNG")
     p.add_argument("--no-networkx", action="store_true", help="skip the networkx peer")
     p.set_defaults(func=run)
@@ -273,48 +277,77 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    """Log-log time against nodes, one panel per family."""
-    import matplotlib
+#: One colour per solver, the same in every panel.
+SOLVER_COLORS = {
+    "spare_fast": "#1b9e77",
+    "lemon": "#d95f02",
+    "ortools": "#7570b3",
+    "networkx": "#e7298a",
+    "scipy": "#66a61e",
+}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Log-log CPU time against nodes, one panel per family, one colour per solver."""
+    from matplotlib import ticker
+
+    from spare_fast._plotting import log_axis, new_figure, save
 
     families = list(dict.fromkeys(r["family"] for r in rows))
-    cols = 3
-    nrows = math.ceil(len(families) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.4 * nrows), squeeze=False)
+    cols = min(3, max(len(families), 1))
+    nrows = max(math.ceil(len(families) / cols), 1)
+    fig, axes = new_figure(nrows, cols, figsize=(4.4 * cols, 3.6 * nrows + 0.6))
     for ax, family in zip(axes.ravel(), families, strict=False):
         fam_rows = [r for r in rows if r["family"] == family]
         for solver in dict.fromkeys(r["solver"] for r in fam_rows):
             pts = sorted((r["n_nodes"], r["seconds"]) for r in fam_rows if r["solver"] == solver)
-            ax.loglog(
+            ax.plot(
                 [p[0] for p in pts],
                 [max(p[1], 1e-5) for p in pts],
                 marker="o",
                 label=solver,
+                color=SOLVER_COLORS.get(solver),
                 linewidth=2.2 if solver == "spare_fast" else 1.2,
             )
-        ax.set_title(family)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        log_axis(ax, "y")
+        ax.set_title(family, fontsize=10)
         ax.set_xlabel("nodes")
-        ax.set_ylabel("CPU seconds")
+        ax.set_ylabel("CPU time per solve (s)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     for ax in axes.ravel()[len(families) :]:
         ax.axis("off")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.suptitle(
+        "Graph kernels against their peers: median process CPU time "
+        "(array -> solver conversion included)",
+        fontsize=10,
+    )
+    save(fig, path, dpi=110)
 
 
 def run(args: argparse.Namespace) -> int:
+    from spare_fast.cli._common import UsageError, require
+
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     for f in families:
         if f not in FAMILIES and f not in MATCHING_FAMILIES:
             known = sorted(FAMILIES) + list(MATCHING_FAMILIES)
-            raise SystemExit(f"unknown family {f!r}; known: {', '.join(known)}")
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+            raise UsageError("--families", args.families, f"has {f!r}; known: {', '.join(known)}")
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        raise UsageError("--sizes", args.sizes, "is not a list of node counts") from None
+    if not sizes or min(sizes) < 16 or max(sizes) > 2**22:
+        raise UsageError("--sizes", args.sizes, f"must be node counts in [16, {2**22}]")
+    for module in ("pylmcf", "ortools", "scipy", "matplotlib") + (
+        () if args.no_networkx else ("networkx",)
+    ):
+        require(module, "spare-fast bench graph")
     out = Path(args.out)
+    if not out.resolve().parent.is_dir():
+        raise UsageError("--out", args.out, "is in a folder that does not exist")
     out.mkdir(parents=True, exist_ok=True)
     print(
         f"spare-fast bench graph: {len(families)} families x sizes {sizes}, median of "

@@ -36,7 +36,9 @@ _UNITS = {
     "day": 86400.0,
     "days": 86400.0,
 }
-_TOKEN = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)")
+# A number (1, 1.5, .5, 1e9, 2.5E+3) and an optional unit; the exponent is matched first so
+# that "1e9" is 10^9 seconds, not 1 and a unit "e".
+_TOKEN = re.compile(r"\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Z]*)")
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -60,6 +62,8 @@ def parse_duration(text: str) -> dt.timedelta:
     --------
     >>> parse_duration("5min").total_seconds(), parse_duration("1h30min").total_seconds()
     (300.0, 5400.0)
+    >>> parse_duration("1e9").total_seconds(), parse_duration("90").total_seconds()
+    (1000000000.0, 90.0)
     """
     s = text.strip()
     if not s:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ __all__ = [
     "Row",
     "markdown",
     "plot",
+    "read_csv",
     "summarise",
     "validate",
     "write",
@@ -138,7 +140,7 @@ def validate(
     overhead_trials: int = 100,
     seed: int = 0,
     overhead: bool = True,
-    progress: bool = True,
+    progress: bool = False,
 ) -> list[Row]:
     """Run the grid; one :class:`Row` per existing (layout, N, r).
 
@@ -282,40 +284,89 @@ def markdown(rows: Sequence[Row], summary: dict[str, dict[str, float]]) -> str:
 
 
 def plot(rows: Sequence[Row], path: Path) -> None:
-    """Formula error against Monte Carlo, per layout and r, one line per N."""
-    import matplotlib
+    """Formula error against Monte Carlo, per layout and r, one line per N, with MC error bars.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    The bars are one standard error of the Monte Carlo mean carried to the relative error
+    (``100 * formula * SE / MC^2``); the shaded band is the paper's mean error.
+    """
+    from spare_fast._plotting import integer_ticks, new_figure, save
 
     kinds = [k for k in LAYOUTS if any(x.layout == k for x in rows)]
-    fig, axes = plt.subplots(2, len(kinds), figsize=(4.2 * len(kinds), 7), squeeze=False)
+    ns = sorted({x.n_groups for x in rows})
+    colors = {n: f"C{i}" for i, n in enumerate(ns)}
+    fig, axes = new_figure(2, len(kinds), figsize=(4.4 * len(kinds), 7.4), sharex=True)
+    panels = (
+        ("mu_err_pct", "mu_formula", "mu_mc", "mu_se", "failures survived mu", PAPER_MU_MAPE),
+        (
+            "overhead_err_pct",
+            "overhead_lb",
+            "overhead_mc",
+            "overhead_se",
+            "overhead lower bound",
+            PAPER_OVERHEAD_MAPE,
+        ),
+    )
     for col, kind in enumerate(kinds):
-        for row_i, (attr, title) in enumerate(
-            (("mu_err_pct", "mu formula"), ("overhead_err_pct", "overhead lower bound"))
-        ):
+        for row_i, (attr, f_attr, mc_attr, se_attr, title, ref) in enumerate(panels):
             ax = axes[row_i][col]
-            for n in sorted({x.n_groups for x in rows}):
-                pts = [x for x in rows if x.layout == kind and x.n_groups == n]
-                if pts:
-                    ax.plot(
-                        [x.redundancy for x in pts],
-                        [getattr(x, attr) for x in pts],
-                        marker="o",
-                        label=f"N={n}",
-                    )
-            ref = PAPER_MU_MAPE if row_i == 0 else PAPER_OVERHEAD_MAPE
-            ax.axhspan(-ref, ref, color="0.9", zorder=0)
+            for n in ns:
+                pts = [
+                    x
+                    for x in rows
+                    if x.layout == kind and x.n_groups == n and math.isfinite(getattr(x, attr))
+                ]
+                if not pts:
+                    continue
+                err = [
+                    100.0 * abs(getattr(x, f_attr)) * getattr(x, se_attr) / getattr(x, mc_attr) ** 2
+                    for x in pts
+                ]
+                ax.errorbar(
+                    [x.redundancy for x in pts],
+                    [getattr(x, attr) for x in pts],
+                    yerr=err,
+                    marker="o",
+                    ms=4,
+                    capsize=2,
+                    color=colors[n],
+                    label=f"N = {n:,}",
+                )
+            ax.axhspan(-ref, ref, color="0.9", zorder=0, label="paper's mean error (+-)")
             ax.axhline(0, color="0.5", lw=0.8)
-            ax.set_title(f"{kind}: {title}")
-            ax.set_xlabel("redundancy r")
-            ax.set_ylabel("(formula - MC) / MC  [%]")
+            ax.set_title(f"{kind} layout: {title}", fontsize=10)
+            if row_i == 1:
+                ax.set_xlabel("redundancy r")
+            if col == 0:
+                ax.set_ylabel("(formula - Monte Carlo) / Monte Carlo (%)")
+            integer_ticks(ax, "x")
             ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle("Closed forms vs Monte Carlo (shaded: the paper's mean error)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=8)
+    mt = sorted({x.mu_trials for x in rows})
+    ot = sorted({x.overhead_trials for x in rows if x.overhead_trials})
+    trials = f"{mt[0]:,}-{mt[-1]:,} mu trials" if len(mt) > 1 else f"{mt[0]:,} mu trials"
+    if ot:
+        trials += f", {ot[0]:,}-{ot[-1]:,} controller trajectories per point"
+    fig.suptitle(
+        "Closed forms vs Monte Carlo: failures of distinct groups in a uniformly random order\n"
+        f"({trials}; bars: 1 standard error of the Monte Carlo mean)",
+        fontsize=11,
+    )
+    save(fig, path)
+
+
+def read_csv(path: Path) -> list[Row]:
+    """The rows of a ``validation.csv`` that :func:`write` wrote (to replot or re-tabulate)."""
+    types = {f.name: f.type for f in fields(Row)}
+    out = []
+    with open(path, newline="") as fh:
+        for rec in csv.DictReader(fh):
+            kw: dict[str, Any] = {}
+            for k, v in rec.items():
+                t = str(types[k])
+                kw[k] = v if t == "str" else int(v) if t == "int" else float(v)
+            out.append(Row(**kw))
+    return out
 
 
 def write(rows: Sequence[Row], out: Path) -> dict[str, dict[str, float]]:

@@ -23,6 +23,15 @@ True
 
 from __future__ import annotations
 
+try:
+    import torch as _torch  # noqa: F401
+    import torchft as _torchft  # noqa: F401
+except ImportError as _e:  # say which extra installs it, not just "No module named 'torch'"
+    raise ImportError(
+        f"spare_fast.torch needs torch and torchft ({_e.name} is missing): "
+        "pip install 'spare-fast[torch]' (the README's Quick start says how to get the CPU build)"
+    ) from _e
+
 from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError
 from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError

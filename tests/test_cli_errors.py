@@ -1,0 +1,234 @@
+"""Every command answers a user error with one line on stderr naming the option, exit 2.
+
+Most cases run in this process through the command's ``main(argv)`` (each fails while parsing
+or in the checks before any work, so the whole file takes seconds); a few run as real
+processes: the console script's path, a closed pipe, ``--debug``, and the scripts under
+``tools/`` and ``examples/``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import spare_fast
+from spare_fast.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(spare_fast.__file__).resolve().parents[1]
+HUGE = "1000000000"
+
+# (argv, the option the one line must name)
+CASES = [
+    # simulate: every scenario field's range, cross-option checks, outputs, huge inputs
+    ("simulate --groups 0", "--groups"),
+    ("simulate -r 700", "--redundancy"),
+    ("simulate -r 0", "--redundancy"),
+    ("simulate --mtbf -300", "--mtbf"),
+    ("simulate --mtbf 0", "--mtbf"),
+    ("simulate --mtbf 5x", "--mtbf"),
+    ("simulate --steps 0", "--steps"),
+    ("simulate --steps 1.5", "--steps"),
+    ("simulate --save -60", "--save"),
+    ("simulate --jitter 5", "--jitter"),
+    ("simulate --weibull-shape 0", "--weibull-shape"),
+    ("simulate --racks 0", "--racks"),
+    ("simulate --racks 700", "--racks"),
+    ("simulate --rack-share 2", "--rack-share"),
+    ("simulate --failure-units 0", "--failure-units"),
+    ("simulate --failure-units 10", "--failure-units"),
+    ("simulate --horizon 0", "--horizon"),
+    ("simulate --layout sidon --groups 200 -r 15", "--layout sidon"),
+    ("simulate --json /nonexistent/dir/x.json", "--json"),
+    ("simulate --timeline-png /nonexistent/dir/x.png", "--timeline-png"),
+    ("simulate --scheme foo", "--scheme"),
+    (f"simulate --groups {HUGE} --gpus {HUGE}", "--groups"),
+    # sweep
+    ("sweep --n 0", "--n"),
+    ("sweep --n abc", "--n"),
+    ("sweep --redundancy 0-2", "--redundancy"),
+    ("sweep --redundancy 5-2", "--redundancy"),
+    ("sweep --schemes foo", "--schemes"),
+    ("sweep --seeds 0", "--seeds"),
+    ("sweep --n 200 --redundancy 300", "--redundancy"),
+    ("sweep --workers 0", "--workers"),
+    ("sweep --workers -1", "--workers"),
+    ("sweep --mtbf 0", "--mtbf"),
+    ("sweep --layout sidon --n 200 -r 15", "--layout sidon"),
+    ("sweep --out /nonexistent/dir/out", "--out"),
+    ("sweep --replot /nonexistent/dir", "--replot"),
+    (f"sweep --n {HUGE} --gpus {HUGE}", "--n"),
+    # bench and bench graph
+    ("bench --groups 0", "--groups"),
+    ("bench --redundancy 2000", "--redundancy"),
+    ("bench --groups 100 --redundancy 200 --layouts random", "--redundancy"),
+    ("bench --layouts foo", "--layouts"),
+    ("bench --json /nonexistent/dir/x.json", "--json"),
+    (f"bench --groups {HUGE}", "--groups"),
+    ("bench graph --families foo", "--families"),
+    ("bench graph --sizes abc", "--sizes"),
+    ("bench graph --repeats 0", "--repeats"),
+    # theory
+    ("theory --groups 0", "--groups"),
+    ("theory --redundancy 700", "--redundancy"),
+    ("theory --redundancy 0", "--redundancy"),
+    (f"theory --groups {HUGE}", "--groups"),
+    ("theory --validate --trials 1", "--trials"),
+    ("theory --validate --groups-grid 0", "--groups-grid"),
+    ("theory --validate --out /nonexistent/dir/v", "--out"),
+    # plan
+    ("plan --groups 0 --mtbf 5min --restart 1h --save 60s", "--groups"),
+    ("plan --groups 600 --mtbf 5min --restart 1h --save 0", "--save"),
+    ("plan --groups 600 --gpus -1 --mtbf 5min --restart 1h --save 60s", "--gpus"),
+    ("plan --groups 600 --gpus 10 --mtbf 5min --restart 1h --save 60s", "--gpus"),
+    ("plan --groups 600 --mtbf 0 --restart 1h --save 60s", "--mtbf"),
+    ("plan --groups 600 --mtbf 5x --restart 1h --save 60s", "--mtbf"),
+    ("plan --groups 600 --mtbf 5min --restart 1h", "--save"),
+    (f"plan --groups {HUGE}0 --mtbf 5min --restart 1h --save 60s", "--groups"),
+    # demo and the command itself
+    ("demo --seed -1", "--seed"),
+    ("nosuchcommand", "nosuchcommand"),
+]
+
+
+def _run_in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's own errors
+        code = e.code if isinstance(e.code, int) else 1
+    out = capsys.readouterr()
+    return code, out.err
+
+
+@pytest.mark.parametrize(("argv", "option"), CASES, ids=[c[0] for c in CASES])
+def test_user_error_is_one_line_exit_2(
+    argv: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _run_in_process(argv.split(), capsys)
+    assert code == 2, err
+    lines = err.strip("\n").splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("spare-fast"), err
+    assert option in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_huge_input_says_what_fits(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = _run_in_process(["theory", "--groups", HUGE + "00"], capsys)
+    assert code == 2
+    assert "GiB" in err and "at most --groups" in err
+
+
+def test_missing_extra_is_named_before_the_work(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    real = importlib.util.find_spec
+
+    def no_matplotlib(name: str, *a: object, **k: object) -> object:
+        return None if name == "matplotlib" else real(name, *a, **k)
+
+    monkeypatch.setattr(importlib.util, "find_spec", no_matplotlib)
+    png = str(tmp_path / "t.png")
+    for argv in (["simulate", "--timeline-png", png], ["sweep"], ["theory", "--validate"]):
+        code, err = _run_in_process(argv, capsys)
+        assert code == 2, err
+        assert "pip install 'spare-fast[plot]'" in err and len(err.splitlines()) == 1, err
+
+
+def test_durations_parse_the_same_everywhere() -> None:
+    from spare_fast.cli._common import duration
+
+    d = duration(0)
+    assert [d(x) for x in ("60s", "5min", "1h30min", "90", "1e9", "2d")] == [
+        60.0,
+        300.0,
+        5400.0,
+        90.0,
+        1e9,
+        172800.0,
+    ]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+
+
+def _proc(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, capture_output=True, text=True, env=_env(), timeout=120, cwd=ROOT, **kw
+    )  # type: ignore[call-overload]
+
+
+def test_subprocess_one_line_and_debug_traceback() -> None:
+    p = _proc([sys.executable, "-m", "spare_fast", "simulate", "--groups", "0"])
+    assert p.returncode == 2
+    assert p.stderr.strip() == "spare-fast simulate: --groups = 0 must be >= 1"
+    p = _proc(
+        [
+            sys.executable,
+            "-m",
+            "spare_fast",
+            "--debug",
+            "bench",
+            "--layouts",
+            "sidon",
+            "--redundancy",
+            "2000",
+        ]
+    )
+    assert p.returncode == 1 and "Traceback" in p.stderr and "UsageError" in p.stderr
+
+
+def test_version_and_closed_pipe() -> None:
+    p = _proc([sys.executable, "-m", "spare_fast", "--version"])
+    assert p.returncode == 0 and p.stdout.strip() == f"spare-fast {spare_fast.__version__}"
+    cmd = (
+        f"{sys.executable} -m spare_fast plan --groups 600 --mtbf 5min --restart 1h "
+        "--save 60s --json | head -1"
+    )
+    p = _proc(["bash", "-o", "pipefail", "-c", cmd])
+    assert p.stdout == "{\n"
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("script", "argv", "option"),
+    [
+        ("tools/sim_candidates.py", ["foo"], "'foo'"),
+        ("tools/sim_experiments.py", ["foo"], "'foo'"),
+        ("examples/train_mlp.py", ["--kill", "abc"], "--kill"),
+        ("examples/train_mlp.py", ["--steps", "0"], "--steps"),
+    ],
+)
+def test_scripts_one_line_exit_2(script: str, argv: list[str], option: str) -> None:
+    if "train_mlp" in script and importlib.util.find_spec("torch") is None:
+        pytest.skip("examples/train_mlp.py needs the torch extra")
+    p = _proc([sys.executable, str(ROOT / script), *argv])
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and option in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("script", ["tools/sim_candidates.py", "tools/sim_experiments.py"])
+def test_scripts_help(script: str) -> None:
+    p = _proc([sys.executable, str(ROOT / script), "--help"])
+    assert p.returncode == 0 and p.stdout.startswith("usage:"), p.stderr
+
+
+def test_every_subcommand_parser_has_the_one_line_errors() -> None:
+    # A new subcommand module (one more name in spare_fast.cli.SUBCOMMANDS) inherits them.
+    import argparse
+
+    from spare_fast.cli import SUBCOMMANDS, build_parser
+    from spare_fast.cli._common import ArgumentParser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(SUBCOMMANDS) <= set(sub.choices)
+    assert all(isinstance(p, ArgumentParser) for p in sub.choices.values())

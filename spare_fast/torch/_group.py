@@ -587,6 +587,9 @@ class SpareGroup:
                     f"epoch {self.epoch}: no quorum of all {n} groups within "
                     f"{self.quorum_timeout.total_seconds()} s (last: groups {groups})"
                 )
+            # The lighthouse answers a partial quorum at once while the others start up: do
+            # not spin on it.
+            time.sleep(0.01)
         ids = sorted(str(m.replica_id) for m in quorum.participants)
         self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
         valid = {}

@@ -316,6 +316,10 @@ class Chaos(Watcher):
 
     def tick(self, states: dict[int, WorkerState]) -> None:
         now = time.monotonic()
+        # A process already signalled is dead or dying (its group's state shows it until a
+        # replacement reports): a second signal to it would only race the first one.
+        signalled = {x.pid for x in self.sent}
+        states = {g: s for g, s in states.items() if s.pid not in signalled}
         for trig in self.triggers:
             if trig.fired:
                 continue

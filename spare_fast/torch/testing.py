@@ -320,6 +320,8 @@ class Chaos(Watcher):
         # replacement reports): a second signal to it would only race the first one.
         signalled = {x.pid for x in self.sent}
         states = {g: s for g, s in states.items() if s.pid not in signalled}
+        if not states:
+            return
         for trig in self.triggers:
             if trig.fired:
                 continue

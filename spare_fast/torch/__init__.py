@@ -1,5 +1,11 @@
 """spare_fast.torch: SPARe driving PyTorch data-parallel training through killed workers.
 
+Two ways in. :class:`SpareGroup` lives inside the user's own training loop (the user's script
+is the worker, one process per group, on any host; ``reduce(compute)`` then ``step_end()``
+each step), with :class:`ShardSampler` for the data and ``spare-fast lighthouse`` as the
+membership service; a dead group's replacement rejoins and heals from a live peer.
+:class:`SpareTrainer` is the batteries-included path whose workers run that same loop.
+
 Install with the ``torch`` extra (``pip install ".[torch]"``), which pins ``torch==2.13.0``
 and ``torchft``. One worker process per SPARe group trains with gloo collectives on CPU; a
 worker that ends for any reason (any signal, a crash, a hang past the heartbeat timeout) is
@@ -28,7 +34,9 @@ except ImportError as _e:  # say which extra installs it, not just "No module na
 
 from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError
+from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError
 from spare_fast.torch._launcher import SpareTrainer
+from spare_fast.torch._sampler import ShardSampler
 from spare_fast.torch._types import (
     EventRecord,
     Fault,
@@ -45,16 +53,20 @@ from spare_fast.torch._types import (
 
 __all__ = [
     "CheckpointError",
+    "ComputeFn",
     "EventRecord",
     "Fault",
     "Kill",
     "Phase",
     "RunResult",
+    "ShardSampler",
+    "SpareGroup",
     "SpareTrainer",
     "Stall",
     "StepRecord",
     "TrainSpec",
     "WorkerState",
+    "WipeOutError",
     "mlp",
     "tiny",
     "parse_kill",

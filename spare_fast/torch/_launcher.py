@@ -151,6 +151,12 @@ class SpareTrainer:
         Most processes in a row of one group that may end before their epoch forms.
     keep_checkpoints : int, optional
         How many of the newest checkpoints to keep (at least 2).
+    rejoin_after : float or datetime.timedelta, optional
+        When given, a group whose process dies once the epoch has formed gets a new process
+        this long after the death (a repair delay); it rejoins at a step boundary, takes the
+        state from a live peer and the depth falls back as the controller decides (see
+        :class:`~spare_fast.torch.SpareGroup`). By default a dead group stays out until a
+        wipe-out restart.
     injector : object, optional
         Test-only fault hook (:class:`spare_fast.torch.testing.Injector`) handed to each
         group's first process; None, the default, in production.
@@ -216,6 +222,7 @@ class SpareTrainer:
         max_restarts: int = 10,
         max_start_failures: int = 5,
         keep_checkpoints: int = 3,
+        rejoin_after: timedelta | float | None = None,
         injector: Any = None,
         verbose: bool = False,
     ) -> None:
@@ -235,6 +242,9 @@ class SpareTrainer:
         self.heartbeat_interval = as_timedelta(heartbeat_interval, "heartbeat_interval")
         self.quorum_timeout = as_timedelta(quorum_timeout, "quorum_timeout")
         self.run_timeout = None if run_timeout is None else as_timedelta(run_timeout, "run_timeout")
+        self.rejoin_after = (
+            None if rejoin_after is None else as_timedelta(rejoin_after, "rejoin_after")
+        )
         if bucket_numel is not None and int(bucket_numel) < 1:
             raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
         self.bucket_numel = None if bucket_numel is None else int(bucket_numel)
@@ -435,8 +445,11 @@ class SpareTrainer:
         early: dict[int, list[int]] = {g: [] for g in range(n)}  # exits before the epoch formed
         restarts = 0
         started_first: set[int] = set()
+        waiting: dict[int, int] = {}  # group -> pid of its replacement not yet admitted
+        repair_at: dict[int, float] = {}  # group -> when its replacement starts
+        rejoin_failures: dict[int, int] = {g: 0 for g in range(n)}
 
-        def start(group: int) -> None:
+        def start(group: int, rejoin: bool = False) -> None:
             cfg = WorkerConfig(
                 group=group,
                 epoch=epoch,
@@ -453,6 +466,7 @@ class SpareTrainer:
                 quorum_timeout=self.quorum_timeout.total_seconds(),
                 quorum_poll=1.0,
                 verbose=self.verbose,
+                rejoin=rejoin,
                 # A planned test fault fires once, in the group's first process.
                 injector=injector if group not in started_first else None,
             )
@@ -462,7 +476,12 @@ class SpareTrainer:
             procs[group] = proc
             every.append((group, proc))
             pids[group].append(int(proc.pid))
-            self._say(f"group {group}: worker pid {proc.pid} started (epoch {epoch})")
+            if rejoin:
+                waiting[group] = int(proc.pid)
+            self._say(
+                f"group {group}: worker pid {proc.pid} started (epoch {epoch}"
+                + (", rejoining)" if rejoin else ")")
+            )
 
         def new_epoch(survivors: set[int], why: str) -> None:
             nonlocal epoch, checkpoint, restarts
@@ -473,6 +492,8 @@ class SpareTrainer:
                     + _last_ends(folder, every)
                 )
             epoch += 1
+            waiting.clear()
+            repair_at.clear()
             ckpts.remove_partial()
             checkpoint = pick_checkpoint()
             store.set(f"e{epoch}/checkpoint", checkpoint or "")
@@ -508,7 +529,19 @@ class SpareTrainer:
                     handled.add(proc.pid)
                     if code != 0:
                         self._say(f"group {g}: worker pid {proc.pid} {_describe(code)}")
-                    if code == EXIT_UNNEEDED or is_formed or formed():
+                    if code == EXIT_UNNEEDED:
+                        continue
+                    if is_formed or formed():
+                        if waiting.pop(g, None) == proc.pid and code != 0:
+                            rejoin_failures[g] += 1
+                            if rejoin_failures[g] >= self.max_start_failures:
+                                raise RuntimeError(
+                                    f"group {g}: {rejoin_failures[g]} replacements in a row "
+                                    f"ended before they rejoined ({_describe(code)})"
+                                    + _last_error(folder, g, proc.pid)
+                                )
+                        if self.rejoin_after is not None and code != 0:
+                            repair_at[g] = time.monotonic() + self.rejoin_after.total_seconds()
                         continue
                     # Before the epoch forms nobody else masks this group: replace it.
                     early[g].append(code)
@@ -523,11 +556,21 @@ class SpareTrainer:
                     # A process the survivors dropped but that still runs (suspended, or its
                     # main thread hung while its heartbeat thread beats) would make every later
                     # quorum wait for it: end it.
-                    view = set(json.loads(store.get(f"e{epoch}/view").decode()))
+                    agreed = json.loads(store.get(f"e{epoch}/view").decode())
+                    view = set(agreed["members"])
+                    for g, pid in list(waiting.items()):
+                        if agreed["replicas"].get(str(g)) == f"g{g}:{pid}":
+                            del waiting[g]  # admitted: from now on a member like the others
+                            rejoin_failures[g] = 0
                     for g, proc in procs.items():
-                        if g not in view and proc.exitcode is None:
+                        if g not in view and proc.exitcode is None and g not in waiting:
                             self._say(f"group {g}: worker pid {proc.pid} was dropped: killing it")
                             proc.kill()
+                for g, when in list(repair_at.items()):
+                    if time.monotonic() >= when and procs[g].exitcode is not None:
+                        del repair_at[g]
+                        if not store.check([f"e{epoch}/finished"]):
+                            start(g, rejoin=True)
                 if store.check([f"wipeout/{epoch}"]):
                     reported = set(json.loads(store.get(f"wipeout/{epoch}").decode()))
                     alive = {g for g in reported if procs[g].exitcode is None}
@@ -550,7 +593,7 @@ class SpareTrainer:
                 if os.path.exists(os.path.join(folder, FINAL.format(group=g)))
             )
             blob = torch.load(final, weights_only=True)
-            steps, wiped, rollbacks = _collect(folder, self.spec.steps)
+            steps, wiped, rollbacks, rejoins = _collect(folder, self.spec.steps)
             exit_codes: dict[int, list[int]] = {g: [] for g in range(n)}
             for g, proc in every:
                 proc.join()
@@ -566,6 +609,7 @@ class SpareTrainer:
                 exit_codes=exit_codes,
                 resumed_from=resumed_from,
                 rejected_checkpoints=rejected,
+                rejoins=rejoins,
             )
         finally:
             self._progress = None
@@ -652,15 +696,20 @@ def _event(d: dict[str, Any]) -> EventRecord:
 
 def _collect(
     folder: str, n_steps: int
-) -> tuple[list[StepRecord], list[EventRecord], list[tuple[int, int]]]:
+) -> tuple[list[StepRecord], list[EventRecord], list[tuple[int, int]], list[tuple[int, int]]]:
     """Merge the per-worker record files: for each step the last commit of its last epoch."""
     lines = _records(folder)
     wiped: dict[tuple[int, int], EventRecord] = {}
     latest: dict[int, dict[int, dict[str, Any]]] = {}
     rollbacks: list[tuple[int, int]] = []
+    rejoins: set[tuple[int, int, int]] = set()
     for rec in lines:  # files are per process, and a process only appends
         if rec["kind"] == "rollback":
             rollbacks.append((int(rec["group"]), int(rec["step"])))
+            continue
+        if rec["kind"] == "rejoin":
+            for g in rec["groups"]:
+                rejoins.add((int(rec["epoch"]), int(g), int(rec["step"])))
             continue
         if rec["kind"] == "error":
             continue
@@ -702,4 +751,5 @@ def _collect(
                 committed_at=float(head.get("committed_at", 0.0)),
             )
         )
-    return steps, [wiped[k] for k in sorted(wiped)], sorted(rollbacks)
+    joined = [(g, step) for _, g, step in sorted(rejoins)]
+    return steps, [wiped[k] for k in sorted(wiped)], sorted(rollbacks), joined

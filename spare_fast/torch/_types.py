@@ -81,6 +81,8 @@ class Phase(enum.IntEnum):
     RESTART = 6
     #: All steps committed: agreeing that every member has, writing the final parameters.
     FINISH = 7
+    #: Sending or receiving the state that brings a rejoining process up to date.
+    HEAL = 8
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,9 @@ class RunResult:
         The step of the checkpoint a ``resume=True`` run continued from.
     rejected_checkpoints : list of (str, str)
         ``(path, reason)`` of each checkpoint that failed verification and was skipped.
+    rejoins : list of (int, int)
+        ``(group, step)``: a replacement of ``group`` was admitted after ``step`` committed
+        steps (``SpareTrainer(rejoin_after=...)``).
     """
 
     params: dict[str, torch.Tensor]
@@ -462,6 +467,7 @@ class RunResult:
     exit_codes: dict[int, list[int]] = field(default_factory=dict)
     resumed_from: int | None = None
     rejected_checkpoints: list[tuple[str, str]] = field(default_factory=list)
+    rejoins: list[tuple[int, int]] = field(default_factory=list)
 
 
 def as_timedelta(value: timedelta | float, name: str) -> timedelta:

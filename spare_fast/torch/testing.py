@@ -34,6 +34,11 @@ __all__ = [
     "Chaos",
     "Trigger",
     "Injector",
+    "GLOO_BUILT",
+    "gloo_backend",
+    "LoopConfig",
+    "LoopRun",
+    "loop_worker",
     "PlannedFaults",
     "SignalSent",
     "Watcher",
@@ -311,6 +316,12 @@ class Chaos(Watcher):
 
     def tick(self, states: dict[int, WorkerState]) -> None:
         now = time.monotonic()
+        # A process already signalled is dead or dying (its group's state shows it until a
+        # replacement reports): a second signal to it would only race the first one.
+        signalled = {x.pid for x in self.sent}
+        states = {g: s for g, s in states.items() if s.pid not in signalled}
+        if not states:
+            return
         for trig in self.triggers:
             if trig.fired:
                 continue
@@ -542,3 +553,272 @@ def ddp_step_seconds(spec: TrainSpec, n: int, steps: int = 30, warmup: int = 5) 
                 p.kill()
                 p.join()
     return statistics.median(out[:])
+
+
+# ---------------------------------------------------------------------- own-loop harness
+@dataclass(frozen=True)
+class LoopConfig:
+    """What one own-loop test process runs (pickled to it): the MLP task of :mod:`.mlp`.
+
+    Attributes:
+        group: The SPARe group of the process.
+        slot: Its slot in the harness's progress array.
+        stacks: The layout's stacks.
+        steps: Steps of the run.
+        lighthouse: Lighthouse address.
+        store: ``HOST:PORT`` of the run's store.
+        bind: Address the collectives bind to.
+        out: Folder for the final parameters and the events.
+        pause: Seconds of extra work per step (so a test can act between steps).
+        slow_heal: Seconds a heal source takes to pack the state (a large model's transfer):
+            long enough for a signal sent when it reports :attr:`Phase.HEAL` to land inside.
+    """
+
+    group: int
+    slot: int
+    stacks: list[list[int]]
+    steps: int
+    lighthouse: str
+    store: str
+    bind: str
+    out: str
+    pause: float = 0.0
+    slow_heal: float = 0.0
+    backend: Any = "gloo"
+
+
+def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
+    """A backend factory for :class:`~spare_fast.torch.SpareGroup`: gloo bound to ``host``.
+
+    The shape of a user's own backend (``functools.partial(gloo_backend, host="...")``
+    pickles by reference). Every process group it builds is counted in ``GLOO_BUILT``.
+    """
+    import torch.distributed as dist
+
+    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # stub lacks it
+    opts._timeout = timeout
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=host)]
+    GLOO_BUILT.append((rank, size))
+    return dist.ProcessGroupGloo(store, rank, size, opts)
+
+
+#: ``(rank, size)`` of each process group :func:`gloo_backend` built in this process.
+GLOO_BUILT: list[tuple[int, int]] = []
+
+
+#: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
+LOOP_SLOTS = 3
+
+
+def loop_worker(cfg: LoopConfig, progress: Any) -> None:
+    """A user's own loop on :class:`~spare_fast.torch.SpareGroup` (the MLP task, SGD).
+
+    Reports ``(pid, step, phase)`` in its slot of ``progress`` (a test-only subclass hook) and
+    writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``.
+    """
+    import json
+
+    import numpy as np
+
+    from spare_fast.layout import Layout
+    from spare_fast.torch import mlp
+    from spare_fast.torch._group import SpareGroup
+
+    torch.set_num_threads(1)
+    base = cfg.slot * LOOP_SLOTS
+
+    class Reporting(SpareGroup):
+        def _report(self, phase: Phase, bucket: int = 0) -> None:
+            progress[base], progress[base + 1], progress[base + 2] = (
+                os.getpid(),
+                max(getattr(self, "committed", 0), 0),
+                int(phase),
+            )
+
+        def _state_blob(self) -> bytes:
+            time.sleep(cfg.slow_heal)
+            return super()._state_blob()
+
+    model = mlp.build_mlp()
+    optim = mlp.make_sgd(model.parameters())
+
+    def compute(step: int, shard_type: int) -> torch.Tensor:
+        x, y = mlp.synthetic_shard(step, shard_type)
+        return mlp.mse_loss(model(x), y)
+
+    group = Reporting(
+        model,
+        optim,
+        Layout.from_stacks(np.asarray(cfg.stacks, dtype=np.int32)),
+        cfg.steps,
+        group=cfg.group,
+        lighthouse=cfg.lighthouse,
+        store=cfg.store,
+        bind=cfg.bind,
+        backend=cfg.backend,
+        collective_timeout=5.0,
+        quorum_timeout=30.0,
+        quorum_poll=0.5,
+    )
+    group._report(Phase.STARTING)
+    code = 0
+    try:
+        group.start()
+        while group.step < cfg.steps:
+            group.reduce(compute)
+            optim.step()
+            time.sleep(cfg.pause)
+            group.step_end()
+        tag = f"g{cfg.group}-p{os.getpid()}"
+        torch.save(model.state_dict(), os.path.join(cfg.out, f"final-{tag}.pt"))
+        with open(os.path.join(cfg.out, f"events-{tag}.json"), "w", encoding="utf-8") as fh:
+            json.dump(
+                {
+                    "events": [e.__dict__ for e in group.events],
+                    "groups_built": GLOO_BUILT,
+                    "depth": group.depth,
+                },
+                fh,
+            )
+        group._report(Phase.FINISH)
+    except BaseException:  # noqa: BLE001 - reported, then the process ends with code 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        group.close()
+    # As the launcher's workers: no interpreter teardown (torchft's runtime aborts in it).
+    os._exit(code)
+
+
+class LoopRun:
+    """Test harness: a lighthouse and a store in this process, own-loop workers as processes.
+
+    Processes are forks of a fork server that imported torch once. :meth:`start` starts a
+    process for a group (a first one or a replacement) and returns its slot; :meth:`state`
+    reads ``(pid, step, phase)`` of a slot; :meth:`kill` sends SIGKILL by PID, from outside.
+
+    Args:
+        layout: The run's layout.
+        steps: Steps of the run.
+        out: Folder for the workers' results.
+        host: Loopback address everything binds to.
+        pause: Extra seconds per step in every worker.
+        heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
+        backend: The workers' collective backend (``"gloo"`` or a picklable factory).
+    """
+
+    def __init__(
+        self,
+        layout: Any,
+        steps: int,
+        out: str,
+        host: str = "127.0.0.2",
+        pause: float = 0.05,
+        heartbeat_timeout: float = 1.0,
+        backend: Any = "gloo",
+    ) -> None:
+        import multiprocessing
+        import socket
+
+        import torch.distributed as dist
+
+        os.environ.setdefault("RUST_LOG", "warn")  # read once, when torchft is first imported
+        from torchft.coordination import LighthouseServer
+
+        self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
+        self.backend = backend
+        self.lighthouse = LighthouseServer(
+            bind=f"{host}:0",
+            min_replicas=1,
+            join_timeout_ms=30_000,
+            quorum_tick_ms=20,
+            heartbeat_timeout_ms=int(heartbeat_timeout * 1000),
+        )
+        self.lighthouse_addr = f"http://{host}:{self.lighthouse.address().rsplit(':', 1)[1]}"
+        sock = socket.socket()
+        sock.bind((host, 0))
+        sock.listen(256)
+        self.store = dist.TCPStore(
+            host,
+            sock.getsockname()[1],
+            is_master=True,
+            wait_for_workers=False,
+            master_listen_fd=sock.fileno(),
+        )
+        sock.detach()
+        self.ctx = multiprocessing.get_context("forkserver")
+        self.ctx.set_forkserver_preload(
+            [
+                "torch",
+                "torch._dynamo",
+                "torch.distributed",
+                "numpy",
+                "torchft.coordination",
+                "spare_fast.torch",
+            ]
+        )
+        self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
+        self.procs: list[tuple[int, Any]] = []
+
+    def start(self, group: int, slow_heal: float = 0.0) -> int:
+        """Start a process for ``group``; returns its slot."""
+        slot = len(self.procs)
+        cfg = LoopConfig(
+            group,
+            slot,
+            self.layout.stacks.tolist(),
+            self.steps,
+            self.lighthouse_addr,
+            f"{self.host}:{self.store.port}",
+            self.host,
+            self.out,
+            self.pause,
+            slow_heal,
+            self.backend,
+        )
+        proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
+        proc.start()
+        self.procs.append((group, proc))
+        return slot
+
+    def state(self, slot: int) -> tuple[int, int, Phase]:
+        """``(pid, step, phase)`` the process in ``slot`` last reported."""
+        b = slot * LOOP_SLOTS
+        return int(self.progress[b]), int(self.progress[b + 1]), Phase(self.progress[b + 2])
+
+    def wait(self, until: Any, timeout: float = 60.0) -> None:
+        """Poll ``until()`` every millisecond; TimeoutError after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"condition not met within {timeout} s")
+            time.sleep(0.001)
+
+    def kill(self, slot: int) -> int:
+        """SIGKILL the process in ``slot`` by its PID; returns the PID."""
+        pid = self.state(slot)[0]
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def join(self, timeout: float = 90.0) -> dict[int, int | None]:
+        """Wait for every process; exit codes by slot."""
+        deadline = time.monotonic() + timeout
+        for _, proc in self.procs:
+            proc.join(max(deadline - time.monotonic(), 0.1))
+        return {i: proc.exitcode for i, (_, proc) in enumerate(self.procs)}
+
+    def close(self) -> None:
+        """Kill what still runs and stop the lighthouse."""
+        for _, proc in self.procs:
+            if proc.exitcode is None:
+                proc.kill()
+            proc.join()
+        self.lighthouse.shutdown()
+
+    def __enter__(self) -> LoopRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

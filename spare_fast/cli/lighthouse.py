@@ -1,0 +1,160 @@
+"""``spare-fast lighthouse``: the membership service of a multi-host run, standalone.
+
+It serves the torchft lighthouse (heartbeats, failure detection, quorums) and the run's
+``torch.distributed`` ``TCPStore`` (the rendezvous of every agreed process group), both bound to
+the one address given, until SIGINT or SIGTERM. Every training process points at it with
+``TORCHFT_LIGHTHOUSE=http://HOST:PORT`` and ``SPARE_FAST_STORE=HOST:STORE_PORT`` (see the
+README section "PyTorch executor").
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import signal
+import socket
+import threading
+from typing import Any
+
+from spare_fast.cli._common import UsageError, int_at_least, require
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lighthouse",
+        help="serve the torchft lighthouse and the run's TCPStore for multi-host SpareGroup runs",
+    )
+    p.add_argument(
+        "--bind",
+        required=True,
+        type=_bind_arg,
+        metavar="HOST:PORT",
+        help="IP address and port of the lighthouse (port 0: any free port)",
+    )
+    p.add_argument(
+        "--store-port",
+        type=int_at_least(0, 65535),
+        default=None,
+        metavar="PORT",
+        help="port of the TCPStore on the same address (default: lighthouse port + 1; 0: any)",
+    )
+    p.add_argument(
+        "--min-replicas", type=int_at_least(1), default=1, help="smallest quorum (default 1)"
+    )
+    p.add_argument(
+        "--join-timeout-ms",
+        type=int_at_least(1),
+        default=60_000,
+        help="longest wait of a quorum for a heartbeating member (default 60000)",
+    )
+    p.add_argument(
+        "--heartbeat-timeout-ms",
+        type=int_at_least(1),
+        default=2_000,
+        help="a member whose heartbeats stop this long is dead (default 2000)",
+    )
+    p.add_argument(
+        "--quorum-tick-ms",
+        type=int_at_least(1),
+        default=20,
+        help="quorum check period (default 20)",
+    )
+    p.set_defaults(func=run)
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` with an IP literal (``[::1]:PORT`` for IPv6) -> ``(host, port)``.
+
+    Raises
+    ------
+    ValueError
+        Naming the bad value.
+
+    Examples
+    --------
+    >>> parse_bind("127.0.0.2:29510")
+    ('127.0.0.2', 29510)
+    """
+    host, sep, port = text.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--bind = {text!r} is not HOST:PORT with PORT in [0, 65535]")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(f"--bind = {text!r}: host {host!r} is not an IP address") from None
+    return host, int(port)
+
+
+def _bind_arg(text: str) -> tuple[str, int]:
+    try:
+        return parse_bind(text)
+    except ValueError as exc:
+        # argparse shows the message after the option's name: drop the name from it.
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--bind ")) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    host, port = args.bind
+    require("torch", "spare-fast lighthouse")
+    require("torchft", "spare-fast lighthouse")
+    os.environ.setdefault("RUST_LOG", "warn")
+    import torch.distributed as dist
+    from torchft.coordination import LighthouseServer
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        lighthouse = LighthouseServer(
+            bind=f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}",
+            min_replicas=int(args.min_replicas),
+            join_timeout_ms=int(args.join_timeout_ms),
+            quorum_tick_ms=int(args.quorum_tick_ms),
+            heartbeat_timeout_ms=int(args.heartbeat_timeout_ms),
+        )
+    except Exception as exc:  # noqa: BLE001 - the Rust side raises plain RuntimeErrors
+        raise UsageError(
+            f"--bind = {host}:{port}: cannot serve the lighthouse there ({exc})"
+        ) from None
+    lh_port = int(lighthouse.address().rsplit(":", 1)[1])
+    store_port = lh_port + 1 if args.store_port is None else int(args.store_port)
+    # The store listens on this address only (TCPStore's own listener binds every interface).
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, store_port))
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        lighthouse.shutdown()
+        raise UsageError(f"--store-port = {store_port}: cannot listen on {host} ({exc})") from None
+    store: Any = dist.TCPStore(
+        host,
+        sock.getsockname()[1],
+        is_master=True,
+        wait_for_workers=False,
+        master_listen_fd=sock.fileno(),
+    )
+    sock.detach()  # the store owns the listening socket now
+    done = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        done.set()
+
+    # Installed before the address is printed: whoever reads it may stop us at once.
+    old = signal.signal(signal.SIGTERM, stop)
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(
+        f"lighthouse http://{shown}:{lh_port}  store {shown}:{store.port}  (Ctrl-C to stop)",
+        flush=True,
+    )
+    try:
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        lighthouse.shutdown()
+        del store
+    return 0

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 #include <vector>
 #ifdef SPARE_FAST_NS_DEBUG
 #include <cstdio>
@@ -40,7 +43,7 @@ class NetworkSimplex {
   NetworkSimplex(std::size_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
                  Span<std::int64_t> capacity, Span<std::int64_t> cost,
                  Span<std::int64_t> supply, std::int64_t total_supply, std::int64_t big_m)
-      : n_(static_cast<Index>(n_nodes)), root_(static_cast<Index>(n_nodes)) {
+      : n_(static_cast<Index>(n_nodes)), root_(static_cast<Index>(n_nodes)), big_m_(big_m) {
     // Arcs that can never carry flow (no capacity, or a self-loop with a nonnegative cost)
     // are left out of the basis and the pricing.
     arc_of_input_.assign(tail.size, kNone);
@@ -108,6 +111,7 @@ class NetworkSimplex {
         pi_[sz(u)] = big_m;
       }
     }
+    for (Index u = 0; u < n_; ++u) load_pred(u);
     node_[sz(root_)].parent = kNone;
     node_[sz(root_)].pred = kNone;
     node_[sz(root_)].up = 0;
@@ -119,6 +123,7 @@ class NetworkSimplex {
     if (n_ > 0) thread_[sz(n_) - 1] = root_;
     const double block = std::sqrt(static_cast<double>(n_real_));
     block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
+    crash_basis(supply, big_m);
   }
 
   // Pivots until no arc violates its optimality condition. Returns true if the optimum
@@ -131,6 +136,7 @@ class NetworkSimplex {
       check_tree();
 #endif
     }
+    for (Index u = 0; u < n_; ++u) store_pred(u);
     for (Index u = 0; u < n_; ++u) {
       if (res_[sz(n_real_ + u)].flow != 0) return false;
     }
@@ -160,7 +166,7 @@ class NetworkSimplex {
       if (node_[sz(u)].up ? (arc_[sz(e)].source != u || arc_[sz(e)].target != p) : (arc_[sz(e)].source != p || arc_[sz(e)].target != u)) std::abort();
       if (state_[sz(e)] != kInTree) std::abort();
       if (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)] != 0) std::abort();
-      if (res_[sz(e)].flow < 0 || res_[sz(e)].flow > res_[sz(e)].cap) std::abort();
+      if (node_[sz(u)].flow < 0 || node_[sz(u)].flow > node_[sz(u)].cap || node_[sz(u)].cap != res_[sz(e)].cap) std::abort();
     }
     // subtree sizes and last succ
     for (Index u = 0; u <= n_; ++u) {
@@ -171,6 +177,105 @@ class NetworkSimplex {
     }
   }
 #endif
+  // Replaces the artificial parent arcs of the transshipment nodes (supply 0) by a
+  // shortest-path forest toward the demand nodes, over real arcs between transshipment nodes
+  // (Dijkstra on the reversed arcs from every demand node at once). The new tree arcs carry no
+  // flow (a transshipment subtree has no supply) and point toward the root, so the tree stays
+  // feasible and strongly feasible; with pi = M - distance every arc between transshipment
+  // and demand nodes then has a nonnegative reduced cost. Without it the first pivots build
+  // the same forest one degenerate pivot at a time, several per node.
+  void crash_basis(Span<std::int64_t> supply, std::int64_t big_m) {
+    const std::size_t n = sz(n_);
+    std::vector<Index> first_in(n + 1, 0);
+    for (Index e = 0; e < n_real_; ++e) ++first_in[sz(arc_[sz(e)].target) + 1];
+    for (std::size_t v = 0; v < n; ++v) first_in[v + 1] += first_in[v];
+    std::vector<Index> in_arcs(sz(n_real_));
+    {
+      std::vector<Index> fill(first_in.begin(), first_in.end() - 1);
+      for (Index e = 0; e < n_real_; ++e) in_arcs[sz(fill[sz(arc_[sz(e)].target)]++)] = e;
+    }
+    constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max();
+    std::vector<std::int64_t> dist(n, kFar);
+    std::vector<Index> via(n, kNone);
+    using Item = std::pair<std::int64_t, Index>;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
+    for (std::size_t v = 0; v < n; ++v) {
+      if (supply[v] < 0) {
+        dist[v] = 0;
+        heap.emplace(0, static_cast<Index>(v));
+      }
+    }
+    while (!heap.empty()) {
+      const auto [d, u] = heap.top();
+      heap.pop();
+      if (d != dist[sz(u)]) continue;
+      for (Index k = first_in[sz(u)]; k < first_in[sz(u) + 1]; ++k) {
+        const Index e = in_arcs[sz(k)];
+        const Index w = arc_[sz(e)].source;
+        if (supply[sz(w)] != 0) continue;  // sources and sinks stay on their root arcs
+        const std::int64_t nd = d + arc_[sz(e)].cost;
+        if (nd < dist[sz(w)]) {
+          dist[sz(w)] = nd;
+          via[sz(w)] = e;
+          heap.emplace(nd, w);
+        }
+      }
+    }
+    // Re-hang the reached transshipment nodes, then rebuild thread, sizes and subtree ends.
+    for (std::size_t w = 0; w < n; ++w) {
+      const Index e = via[w];
+      if (e == kNone) continue;
+      const Index artificial = n_real_ + static_cast<Index>(w);
+      state_[sz(artificial)] = kAtLower;  // zero flow; never priced again
+      state_[sz(e)] = kInTree;
+      store_pred(static_cast<Index>(w));
+      node_[w].parent = arc_[sz(e)].target;
+      node_[w].pred = e;
+      load_pred(static_cast<Index>(w));
+      node_[w].up = 1;
+      pi_[w] = big_m - dist[w];
+    }
+    std::vector<Index> first_child(n + 2, 0);
+    for (std::size_t v = 0; v < n; ++v) ++first_child[sz(node_[v].parent) + 1];
+    for (std::size_t v = 0; v <= n; ++v) first_child[v + 1] += first_child[v];
+    std::vector<Index> children(n);
+    {
+      std::vector<Index> fill(first_child.begin(), first_child.end() - 1);
+      for (std::size_t v = 0; v < n; ++v) {
+        children[sz(fill[sz(node_[v].parent)]++)] = static_cast<Index>(v);
+      }
+    }
+    // Iterative preorder from the root.
+    std::vector<Index> order;
+    order.reserve(n + 1);
+    std::vector<Index> stack{root_};
+    while (!stack.empty()) {
+      const Index u = stack.back();
+      stack.pop_back();
+      order.push_back(u);
+      for (Index k = first_child[sz(u) + 1]; k > first_child[sz(u)]; --k) {
+        stack.push_back(children[sz(k) - 1]);
+      }
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Index u = order[i];
+      const Index next = order[i + 1 == order.size() ? 0 : i + 1];
+      thread_[sz(u)] = next;
+      rev_thread_[sz(next)] = u;
+      node_[sz(u)].succ_num = 1;
+    }
+    for (std::size_t i = order.size(); i-- > 1;) {
+      const Index u = order[i];
+      node_[sz(node_[sz(u)].parent)].succ_num += node_[sz(u)].succ_num;
+    }
+    std::vector<Index> position(n + 1);
+    for (std::size_t i = 0; i < order.size(); ++i) position[sz(order[i])] = static_cast<Index>(i);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Index u = order[i];
+      last_succ_[sz(u)] = order[sz(position[sz(u)] + node_[sz(u)].succ_num - 1)];
+    }
+  }
+
   // Block search: scans the real arcs cyclically from where the last search stopped, in
   // blocks of block_size_; returns the most violating arc of the first block that holds a
   // violating arc, or kNone after a full round without one (the basis is optimal).
@@ -199,11 +304,14 @@ class NetworkSimplex {
 
   // Residual capacity of the parent arc of w in the direction child -> parent (toward_root)
   // or parent -> child.
-  std::int64_t residual(Index w, bool toward_root) const {
-    const Index e = node_[sz(w)].pred;
-    const bool along = (node_[sz(w)].up != 0) == toward_root;
-    return along ? res_[sz(e)].cap - res_[sz(e)].flow : res_[sz(e)].flow;
+  // A tree arc's flow and capacity live in the node below it while it is in the tree (the
+  // walks to the apex then read one record per step instead of two), and in res_ otherwise.
+  void load_pred(Index u) {
+    const FlowCap& fc = res_[sz(node_[sz(u)].pred)];
+    node_[sz(u)].flow = fc.flow;
+    node_[sz(u)].cap = fc.cap;
   }
+  void store_pred(Index u) { res_[sz(node_[sz(u)].pred)].flow = node_[sz(u)].flow; }
 
   void pivot(Index in) {
     const bool increase = state_[sz(in)] == kAtLower;
@@ -211,47 +319,59 @@ class NetworkSimplex {
     // down from the apex to first.
     const Index first = increase ? arc_[sz(in)].source : arc_[sz(in)].target;
     const Index second = increase ? arc_[sz(in)].target : arc_[sz(in)].source;
+    // One walk up both sides to the apex (the side with the smaller subtree steps, so the two
+    // meet there) finds the tightest arc of each side on the way. The leaving arc is the
+    // blocking arc met last when the cycle is walked from the apex in the direction of the
+    // flow: apex .. first, the entering arc, second .. apex. Walking the first side upwards
+    // meets that order backwards (the first minimum met wins: strict <), the second side
+    // forwards (the last minimum met wins: <=); the second side wins ties with the first.
+    std::int64_t d1 = kUnbounded;
+    std::int64_t d2 = kUnbounded;
+    Index w1 = kNone;
+    Index w2 = kNone;
     Index a = first;
     Index b = second;
     while (a != b) {
-      if (node_[sz(a)].succ_num < node_[sz(b)].succ_num) {
-        a = node_[sz(a)].parent;
+      const TreeNode& na = node_[sz(a)];
+      const TreeNode& nb = node_[sz(b)];
+      if (na.succ_num < nb.succ_num) {
+        const std::int64_t r = na.up ? na.flow : na.cap - na.flow;  // parent -> a
+        if (r < d1) {
+          d1 = r;
+          w1 = a;
+        }
+        a = na.parent;
       } else {
-        b = node_[sz(b)].parent;
+        const std::int64_t r = nb.up ? nb.cap - nb.flow : nb.flow;  // b -> parent
+        if (r <= d2) {
+          d2 = r;
+          w2 = b;
+        }
+        b = nb.parent;
       }
     }
     const Index apex = a;
-
-    // The leaving arc is the blocking arc met last when the cycle is walked from the apex in
-    // the direction of the flow: apex .. first, the entering arc, second .. apex. Walking the
-    // first side upwards meets that order backwards (strict <), the second side forwards (<=).
     std::int64_t delta = res_[sz(in)].cap;  // at either bound its residual is its capacity
-    Index leave = kNone;                // child end of the leaving tree arc; kNone: `in`
+    Index leave = kNone;                    // child end of the leaving tree arc; kNone: `in`
     bool leave_on_first = false;
-    for (Index w = first; w != apex; w = node_[sz(w)].parent) {
-      const std::int64_t r = residual(w, false);
-      if (r < delta) {
-        delta = r;
-        leave = w;
-        leave_on_first = true;
-      }
+    if (d1 < delta) {
+      delta = d1;
+      leave = w1;
+      leave_on_first = true;
     }
-    for (Index w = second; w != apex; w = node_[sz(w)].parent) {
-      const std::int64_t r = residual(w, true);
-      if (r <= delta) {
-        delta = r;
-        leave = w;
-        leave_on_first = false;
-      }
+    if (w2 != kNone && d2 <= delta) {
+      delta = d2;
+      leave = w2;
+      leave_on_first = false;
     }
 
     if (delta > 0) {
       res_[sz(in)].flow += increase ? delta : -delta;
       for (Index w = first; w != apex; w = node_[sz(w)].parent) {
-        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? -delta : delta;
+        node_[sz(w)].flow += node_[sz(w)].up ? -delta : delta;
       }
       for (Index w = second; w != apex; w = node_[sz(w)].parent) {
-        res_[sz(node_[sz(w)].pred)].flow += node_[sz(w)].up ? delta : -delta;
+        node_[sz(w)].flow += node_[sz(w)].up ? delta : -delta;
       }
     }
     if (leave == kNone) {  // the entering arc blocks itself: it only changes bound
@@ -259,7 +379,8 @@ class NetworkSimplex {
       return;
     }
     const Index out = node_[sz(leave)].pred;
-    state_[sz(out)] = res_[sz(out)].flow == 0 ? kAtLower : kAtUpper;
+    store_pred(leave);
+    state_[sz(out)] = node_[sz(leave)].flow == 0 ? kAtLower : kAtUpper;
     state_[sz(in)] = kInTree;
     // The subtree below the leaving arc moves: the end of the entering arc inside it becomes
     // its root, hung from the other end.
@@ -326,12 +447,15 @@ class NetworkSimplex {
       const Index child = stem_[i - 1];
       node_[sz(w)].parent = child;
       node_[sz(w)].pred = node_[sz(child)].pred;
+      node_[sz(w)].flow = node_[sz(child)].flow;
+      node_[sz(w)].cap = node_[sz(child)].cap;
       node_[sz(w)].up = node_[sz(child)].up ? 0 : 1;
       node_[sz(w)].succ_num = size - node_[sz(child)].succ_num;
       last_succ_[sz(w)] = new_last;
     }
     node_[sz(new_root)].parent = new_parent;
     node_[sz(new_root)].pred = in;
+    load_pred(new_root);
     node_[sz(new_root)].up = arc_[sz(in)].source == new_root ? 1 : 0;
     node_[sz(new_root)].succ_num = size;
     last_succ_[sz(new_root)] = new_last;
@@ -351,8 +475,20 @@ class NetworkSimplex {
     const std::int64_t reduced =
         arc_[sz(in)].cost + pi_[sz(arc_[sz(in)].source)] - pi_[sz(arc_[sz(in)].target)];
     const std::int64_t shift = arc_[sz(in)].source == new_root ? -reduced : reduced;
-    Index x = new_root;
-    for (Index c = 0; c < size; ++c, x = thread_[sz(x)]) pi_[sz(x)] += shift;
+    // Only differences of potentials matter, so when T is the larger part the rest of the tree
+    // (the thread after T, round to new_root) moves the other way instead; the walk follows
+    // the thread, a chain of dependent reads, and is the largest cost of a pivot. The root's
+    // potential then drifts from 0 and is brought back before it can approach the bound.
+    if (2 * size <= n_ + 1) {
+      Index x = new_root;
+      for (Index c = 0; c < size; ++c, x = thread_[sz(x)]) pi_[sz(x)] += shift;
+    } else {
+      for (Index x = thread_[sz(new_last)]; x != new_root; x = thread_[sz(x)]) pi_[sz(x)] -= shift;
+      const std::int64_t drift = pi_[sz(root_)];
+      if (drift > big_m_ || drift < -big_m_) {
+        for (std::int64_t& p : pi_) p -= drift;
+      }
+    }
   }
 
   // What the pricing reads of an arc, kept together (one stream instead of three).
@@ -365,10 +501,12 @@ class NetworkSimplex {
   // What a walk up the tree reads of a node, kept together: one cache line per step, not
   // four (the walks to the apex are dependent random reads).
   struct TreeNode {
-    Index parent;    // tree parent (kNone at the root)
-    Index pred;      // arc to the parent
-    Index succ_num;  // subtree size
-    Index up;        // 1 if pred points from the node to its parent
+    Index parent;       // tree parent (kNone at the root)
+    Index pred;         // arc to the parent
+    Index succ_num;     // subtree size
+    Index up;           // 1 if pred points from the node to its parent
+    std::int64_t flow;  // flow on pred (res_ holds it while pred is out of the tree)
+    std::int64_t cap;   // capacity of pred
   };
 
   // Flow and capacity of an arc, read together by the cycle walks.
@@ -387,6 +525,7 @@ class NetworkSimplex {
   Index n_;                            // real nodes 0 .. n_ - 1
   Index root_;                         // the artificial root, node n_
   Index n_real_ = 0;                   // arcs 0 .. n_real_ - 1 are real, then one per node
+  std::int64_t big_m_;                 // cost of the artificial arcs
   Index block_size_ = 10;              // arcs priced per block
   Index next_arc_ = 0;                 // where the next block search starts
   std::vector<Index> arc_of_input_;    // input arc -> internal arc, kNone if left out

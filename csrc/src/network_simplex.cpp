@@ -39,7 +39,7 @@ std::size_t sz(Index v) { return static_cast<std::size_t>(v); }
 
 class NetworkSimplex {
  public:
-  // Builds the starting basis: n nodes hung from the root by artificial arcs.
+  // Builds the starting basis (see crash_forest) and numbers the nodes in its preorder.
   NetworkSimplex(std::size_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
                  Span<std::int64_t> capacity, Span<std::int64_t> cost,
                  Span<std::int64_t> supply, std::int64_t total_supply, std::int64_t big_m)
@@ -80,6 +80,50 @@ class NetworkSimplex {
       // than the total supply; the clamp bounds every flow the pivots can produce.
       res_[sz(e)].cap = capacity[a] < total_supply ? capacity[a] : total_supply;
     }
+
+    // The starting forest, in the input's node ids, then the new ids: the preorder of the
+    // tree (root first), so that the thread starts as 0, 1, .., n - 1 and the subtrees the
+    // pivots walk start out contiguous in memory.
+    std::vector<Index> via;
+    std::vector<std::int64_t> dist;
+    crash_forest(supply, via, dist);
+    const std::size_t n = n_nodes;
+    std::vector<Index> first_child(n + 2, 0);
+    auto parent_of = [&](std::size_t v) {
+      return via[v] == kNone ? root_ : arc_[sz(via[v])].target;
+    };
+    for (std::size_t v = 0; v < n; ++v) ++first_child[sz(parent_of(v)) + 1];
+    for (std::size_t v = 0; v <= n; ++v) first_child[v + 1] += first_child[v];
+    std::vector<Index> children(n);
+    {
+      std::vector<Index> fill(first_child.begin(), first_child.end() - 1);
+      for (std::size_t v = 0; v < n; ++v) {
+        children[sz(fill[sz(parent_of(v))]++)] = static_cast<Index>(v);
+      }
+    }
+    std::vector<Index> order;  // old ids in preorder, without the root
+    order.reserve(n);
+    std::vector<Index> new_id(n + 1);
+    new_id[n] = root_;
+    {
+      std::vector<Index> stack(children.rbegin() + static_cast<std::ptrdiff_t>(n) -
+                                   first_child[n + 1],
+                               children.rend() - first_child[n]);
+      while (!stack.empty()) {
+        const Index u = stack.back();
+        stack.pop_back();
+        new_id[sz(u)] = static_cast<Index>(order.size());
+        order.push_back(u);
+        for (Index k = first_child[sz(u) + 1]; k > first_child[sz(u)]; --k) {
+          stack.push_back(children[sz(k) - 1]);
+        }
+      }
+    }
+    for (Index e = 0; e < n_real_; ++e) {
+      arc_[sz(e)].source = new_id[sz(arc_[sz(e)].source)];
+      arc_[sz(e)].target = new_id[sz(arc_[sz(e)].target)];
+    }
+
     const std::size_t n_tree = n_nodes + 1;
     node_.resize(n_tree);
     thread_.resize(n_tree);
@@ -87,43 +131,54 @@ class NetworkSimplex {
     last_succ_.resize(n_tree);
     pi_.assign(n_tree, 0);
     for (Index u = 0; u < n_; ++u) {
-      const Index e = n_real_ + u;
-      node_[sz(u)].parent = root_;
-      node_[sz(u)].pred = e;
+      const Index old = order[sz(u)];
+      const Index e = n_real_ + u;  // u's artificial arc
       thread_[sz(u)] = u + 1;
       rev_thread_[sz(u) + 1] = u;
       node_[sz(u)].succ_num = 1;
-      last_succ_[sz(u)] = u;
       arc_[sz(e)].cost = big_m;
       res_[sz(e)].cap = kUnbounded;
-      state_[sz(e)] = kInTree;
-      if (supply[sz(u)] >= 0) {
+      const std::int64_t b = supply[sz(old)];
+      arc_[sz(e)].source = b >= 0 ? u : root_;
+      arc_[sz(e)].target = b >= 0 ? root_ : u;
+      const Index f = via[sz(old)];
+      if (f != kNone) {
+        // A transshipment node on its shortest path: the real arc carries no flow (no
+        // subtree below it has supply) and points to the parent, so the tree stays strongly
+        // feasible; pi = M - distance gives it zero reduced cost.
+        node_[sz(u)].parent = arc_[sz(f)].target;
+        node_[sz(u)].pred = f;
         node_[sz(u)].up = 1;
-        arc_[sz(e)].source = u;
-        arc_[sz(e)].target = root_;
-        res_[sz(e)].flow = supply[sz(u)];
-        pi_[sz(u)] = -big_m;
+        state_[sz(f)] = kInTree;
+        pi_[sz(u)] = big_m - dist[sz(old)];
       } else {
-        node_[sz(u)].up = 0;
-        arc_[sz(e)].source = root_;
-        arc_[sz(e)].target = u;
-        res_[sz(e)].flow = -supply[sz(u)];
-        pi_[sz(u)] = big_m;
+        node_[sz(u)].parent = root_;
+        node_[sz(u)].pred = e;
+        node_[sz(u)].up = b >= 0 ? 1 : 0;
+        state_[sz(e)] = kInTree;
+        res_[sz(e)].flow = b >= 0 ? b : -b;
+        pi_[sz(u)] = b >= 0 ? -big_m : big_m;
       }
+      load_pred(u);
     }
-    for (Index u = 0; u < n_; ++u) load_pred(u);
     node_[sz(root_)].parent = kNone;
     node_[sz(root_)].pred = kNone;
     node_[sz(root_)].up = 0;
+    node_[sz(root_)].succ_num = n_ + 1;
     thread_[sz(root_)] = n_ > 0 ? 0 : root_;
     rev_thread_[0] = root_;
     rev_thread_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
-    node_[sz(root_)].succ_num = n_ + 1;
-    last_succ_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
     if (n_ > 0) thread_[sz(n_) - 1] = root_;
+    // Preorder ids: a child's id exceeds its parent's, so one backward sweep sums the
+    // subtree sizes, and a subtree is the id range [u, u + size).
+    for (Index u = n_ - 1; u >= 0; --u) {
+      const Index p = node_[sz(u)].parent;
+      if (p != root_) node_[sz(p)].succ_num += node_[sz(u)].succ_num;
+    }
+    for (Index u = 0; u < n_; ++u) last_succ_[sz(u)] = u + node_[sz(u)].succ_num - 1;
+    last_succ_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
     const double block = std::sqrt(static_cast<double>(n_real_));
     block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
-    crash_basis(supply, big_m);
   }
 
   // Pivots until no arc violates its optimality condition. Returns true if the optimum
@@ -177,14 +232,14 @@ class NetworkSimplex {
     }
   }
 #endif
-  // Replaces the artificial parent arcs of the transshipment nodes (supply 0) by a
-  // shortest-path forest toward the demand nodes, over real arcs between transshipment nodes
-  // (Dijkstra on the reversed arcs from every demand node at once). The new tree arcs carry no
-  // flow (a transshipment subtree has no supply) and point toward the root, so the tree stays
-  // feasible and strongly feasible; with pi = M - distance every arc between transshipment
-  // and demand nodes then has a nonnegative reduced cost. Without it the first pivots build
-  // the same forest one degenerate pivot at a time, several per node.
-  void crash_basis(Span<std::int64_t> supply, std::int64_t big_m) {
+  // The starting forest: every transshipment node (supply 0) that reaches a demand node over
+  // real arcs between transshipment nodes hangs on its shortest such path (Dijkstra on the
+  // reversed arcs from every demand node at once); the others, and every supply and demand
+  // node, hang from the root by their artificial arcs. via[v] is v's tree arc (kNone:
+  // artificial), dist[v] its path length. Without it the first pivots build the same forest
+  // one degenerate pivot at a time, several per node. Reads the arcs in input node ids.
+  void crash_forest(Span<std::int64_t> supply, std::vector<Index>& via,
+                    std::vector<std::int64_t>& dist) const {
     const std::size_t n = sz(n_);
     std::vector<Index> first_in(n + 1, 0);
     for (Index e = 0; e < n_real_; ++e) ++first_in[sz(arc_[sz(e)].target) + 1];
@@ -195,8 +250,8 @@ class NetworkSimplex {
       for (Index e = 0; e < n_real_; ++e) in_arcs[sz(fill[sz(arc_[sz(e)].target)]++)] = e;
     }
     constexpr std::int64_t kFar = std::numeric_limits<std::int64_t>::max();
-    std::vector<std::int64_t> dist(n, kFar);
-    std::vector<Index> via(n, kNone);
+    dist.assign(n, kFar);
+    via.assign(n, kNone);
     using Item = std::pair<std::int64_t, Index>;
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> heap;
     for (std::size_t v = 0; v < n; ++v) {
@@ -220,59 +275,6 @@ class NetworkSimplex {
           heap.emplace(nd, w);
         }
       }
-    }
-    // Re-hang the reached transshipment nodes, then rebuild thread, sizes and subtree ends.
-    for (std::size_t w = 0; w < n; ++w) {
-      const Index e = via[w];
-      if (e == kNone) continue;
-      const Index artificial = n_real_ + static_cast<Index>(w);
-      state_[sz(artificial)] = kAtLower;  // zero flow; never priced again
-      state_[sz(e)] = kInTree;
-      store_pred(static_cast<Index>(w));
-      node_[w].parent = arc_[sz(e)].target;
-      node_[w].pred = e;
-      load_pred(static_cast<Index>(w));
-      node_[w].up = 1;
-      pi_[w] = big_m - dist[w];
-    }
-    std::vector<Index> first_child(n + 2, 0);
-    for (std::size_t v = 0; v < n; ++v) ++first_child[sz(node_[v].parent) + 1];
-    for (std::size_t v = 0; v <= n; ++v) first_child[v + 1] += first_child[v];
-    std::vector<Index> children(n);
-    {
-      std::vector<Index> fill(first_child.begin(), first_child.end() - 1);
-      for (std::size_t v = 0; v < n; ++v) {
-        children[sz(fill[sz(node_[v].parent)]++)] = static_cast<Index>(v);
-      }
-    }
-    // Iterative preorder from the root.
-    std::vector<Index> order;
-    order.reserve(n + 1);
-    std::vector<Index> stack{root_};
-    while (!stack.empty()) {
-      const Index u = stack.back();
-      stack.pop_back();
-      order.push_back(u);
-      for (Index k = first_child[sz(u) + 1]; k > first_child[sz(u)]; --k) {
-        stack.push_back(children[sz(k) - 1]);
-      }
-    }
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Index u = order[i];
-      const Index next = order[i + 1 == order.size() ? 0 : i + 1];
-      thread_[sz(u)] = next;
-      rev_thread_[sz(next)] = u;
-      node_[sz(u)].succ_num = 1;
-    }
-    for (std::size_t i = order.size(); i-- > 1;) {
-      const Index u = order[i];
-      node_[sz(node_[sz(u)].parent)].succ_num += node_[sz(u)].succ_num;
-    }
-    std::vector<Index> position(n + 1);
-    for (std::size_t i = 0; i < order.size(); ++i) position[sz(order[i])] = static_cast<Index>(i);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      const Index u = order[i];
-      last_succ_[sz(u)] = order[sz(position[sz(u)] + node_[sz(u)].succ_num - 1)];
     }
   }
 

@@ -31,7 +31,13 @@ import numpy as np
 from spare_fast.testing.graph_families import FAMILIES, FlowInstance, generate
 
 MCF_FAMILIES = ("netgen-8", "netgen-sr", "netgen-lo-8", "gridgen", "goto", "road")
-MATCHING_FAMILIES = ("match-random-d3", "match-chains", "match-unbalanced")
+MATCHING_FAMILIES = (
+    "match-random-d2",
+    "match-random-d3",
+    "match-random-d4",
+    "match-chains",
+    "match-unbalanced",
+)
 # NETGEN-SR has sqrt(n) arcs per node: n = 2^16 would be 16.8M arcs.
 MAX_NODES = {"netgen-sr": 2**14}
 NETWORKX_MAX_NODES = 2**10
@@ -112,8 +118,10 @@ def _networkx(inst: FlowInstance) -> tuple[str, int]:
 def matching_instance(family: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
     """CSR ``(indptr, indices, n_right)`` of a hard bipartite family with about n vertices.
 
-    * ``match-random-d3``: n/2 x n/2, each left vertex with 3 random right neighbours on
-      average (Poisson), near the threshold where perfect matchings appear.
+    * ``match-random-d2``, ``-d3``, ``-d4``: n/2 x n/2, each left vertex with 2, 3 or 4
+      random right neighbours on average (Poisson): sparse graphs around the degrees where
+      the maximum matching goes from far from perfect to nearly perfect, so the last
+      augmenting paths are long.
     * ``match-chains``: Hopcroft and Karp's bad case: disjoint paths l0-r0-l1-r1-... whose
       greedy start matches every l_i to r_i but the last, leaving one long augmenting path
       per chain (chains of length sqrt(n)).
@@ -121,9 +129,9 @@ def matching_instance(family: str, n: int, seed: int) -> tuple[np.ndarray, np.nd
       side stays unmatched.
     """
     rng = np.random.default_rng(seed)
-    if family == "match-random-d3":
+    if family.startswith("match-random-d") and family in MATCHING_FAMILIES:
         n_left = n_right = max(1, n // 2)
-        deg = rng.poisson(3.0, size=n_left)
+        deg = rng.poisson(float(family[-1]), size=n_left)
         rows = np.repeat(np.arange(n_left), deg)
         cols = rng.integers(0, n_right, size=rows.size)
     elif family == "match-chains":

@@ -338,6 +338,12 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
     ++n_with_edges;
     if (mate_l[u] < 0) free_left.push_back(static_cast<Index>(u));
   }
+  // A matching as large as min(left vertices with edges, right vertices) is maximum: nothing
+  // to search (SPARe graphs with more types than alive groups end here).
+  if (n_with_edges - free_left.size() == std::min<std::size_t>(n_with_edges,
+                                                               static_cast<std::size_t>(n_right))) {
+    return mate_l;
+  }
   const bool better_start = worth_better_start(free_left.size(), n_with_edges,
                                                static_cast<std::size_t>(n_right), n_left);
   if (better_start) {

@@ -7,9 +7,10 @@ Matching: :func:`spare_fast.graph.hopcroft_karp` against scipy's
 against every peer; a disagreement is reported and makes the command exit with status 1.
 
 Times are process CPU seconds (``time.process_time``; every solver here is single-threaded),
-median over the repeats, and include for every solver the Python call and the conversion of
-the same numpy arrays into the solver's graph. CPU time rather than wall time, because wall
-time on a shared machine mostly measures the neighbours. Writes CSV, JSON and a log-log PNG
+median over the repeats, taken round-robin across the solvers, and include for every solver
+the Python call and the conversion of the same numpy arrays into the solver's graph. CPU time
+rather than wall time, because wall time on a shared machine mostly measures the neighbours.
+Writes CSV, JSON and a log-log PNG
 (time against nodes, one panel per family).
 """
 
@@ -180,14 +181,26 @@ def _match_scipy(inst: tuple[np.ndarray, np.ndarray, int]) -> int:
     return int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
 
 
-def _time(fn: Callable[[Any], Any], inst: Any, repeats: int) -> tuple[float, Any]:
-    times = []
-    answer = fn(inst) if repeats > 1 else None  # warm-up: imports, first-touch allocations
-    for _ in range(repeats):
-        t0 = time.process_time()
-        answer = fn(inst)
-        times.append(time.process_time() - t0)
-    return statistics.median(times), answer
+def _time_interleaved(
+    solvers: list[tuple[str, Callable[[Any], Any]]], inst: Any, repeats: int
+) -> dict[str, tuple[float, Any]]:
+    """Median CPU seconds and answer per solver, the repeats taken round-robin (each round
+    runs every solver once), so that a change of load on a shared machine hits all alike.
+    networkx, much slower, runs once."""
+    times: dict[str, list[float]] = {name: [] for name, _ in solvers}
+    answers: dict[str, Any] = {}
+    if repeats > 1:  # warm-up: imports, first-touch allocations
+        for name, fn in solvers:
+            if name != "networkx":
+                fn(inst)
+    for r in range(repeats):
+        for name, fn in solvers:
+            if name == "networkx" and r > 0:
+                continue
+            t0 = time.process_time()
+            answers[name] = fn(inst)
+            times[name].append(time.process_time() - t0)
+    return {name: (statistics.median(times[name]), answers[name]) for name, _ in solvers}
 
 
 def _peers_available() -> dict[str, bool]:
@@ -228,10 +241,7 @@ def measure(
                 ]
                 if networkx and have["networkx"] and n <= NETWORKX_MAX_NODES:
                     solvers.append(("networkx", _networkx))
-            results = {}
-            for name, fn in solvers:
-                reps = 1 if name == "networkx" else repeats
-                results[name] = _time(fn, inst, reps)
+            results = _time_interleaved(solvers, inst, repeats)
             ours_s, ours_answer = results["spare_fast"]
             for name, (secs, answer) in results.items():
                 rows.append(

@@ -353,8 +353,6 @@ class NetworkSimplex {
     return chosen;  // kNone, or the best of the last, partial block
   }
 
-  // Residual capacity of the parent arc of w in the direction child -> parent (toward_root)
-  // or parent -> child.
   // A tree arc's flow and capacity live in the node below it while it is in the tree (the
   // walks to the apex then read one record per step instead of two), and in res_ otherwise.
   void load_pred(Index u) {

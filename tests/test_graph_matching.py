@@ -14,6 +14,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 
 import spare_fast.graph
 from spare_fast.graph import hopcroft_karp, max_b_matching
+from spare_fast.testing.bench_graph import MATCHING_FAMILIES, matching_instance
 from spare_fast.testing.graph_instances import (
     expand_capacity,
     minimal_depth,
@@ -169,6 +170,36 @@ def test_hopcroft_karp_needs_long_augmenting_path():
     indices = np.array([j for r in rows for j in r], dtype=np.int32)
     mate = hopcroft_karp(indptr, indices, n)
     assert check_valid(indptr, indices, mate, np.ones(n)) == n
+
+
+@pytest.mark.parametrize("family", MATCHING_FAMILIES)
+def test_hopcroft_karp_hard_families_match_scipy(family):
+    # The benchmark's hard families (sparse random near the threshold, long-path chains,
+    # unbalanced sides) at sizes that take each start and search strategy.
+    for n, seed in ((300, 0), (3_000, 1), (20_000, 2)):
+        indptr, indices, n_right = matching_instance(family, n, seed)
+        mate = hopcroft_karp(indptr, indices, n_right)
+        size = check_valid(indptr, indices, mate, np.ones(n_right))
+        assert size == scipy_size(indptr, indices, n_right)
+
+
+def test_hopcroft_karp_single_searches_past_their_budget_hand_over_to_phases():
+    # First fit leaves k = 10 left vertices free (few: single searches run). Each search from
+    # f_i first descends a matched chain of length M that leads nowhere, then finds its
+    # augmenting path f_i - h_i - x_i - g_i; k searches of ~4M scans exceed the budget of
+    # 2 (V + E), and the Hopcroft-Karp phases must finish the rest.
+    m_chain, k = 2_000, 10
+    rows: list[list[int]] = []
+    rows += [[j, j + 1] if j + 1 < m_chain else [j] for j in range(m_chain)]  # t_j: s_j, s_j+1
+    h0, g0 = m_chain, m_chain + k
+    rows += [[h0 + i, g0 + i] for i in range(k)]  # x_i: h_i first, then its free g_i
+    rows += [[0, h0 + i] for i in range(k)]  # f_i: the chain's entrance s_0, then h_i
+    n_right = m_chain + 2 * k
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int32)
+    indices = np.array([j for r in rows for j in r], dtype=np.int32)
+    mate = hopcroft_karp(indptr, indices, n_right)
+    size = check_valid(indptr, indices, mate, np.ones(n_right))
+    assert size == m_chain + 2 * k == scipy_size(indptr, indices, n_right)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "csr_array"])

@@ -128,6 +128,16 @@ def test_benchmark_families_agree_across_methods_and_ortools(family):
         check_flow(*inst.arrays(), r)
 
 
+@pytest.mark.parametrize("family", ["netgen-8", "gridgen", "goto"])
+def test_network_simplex_long_runs_match_ortools(family):
+    # Thousands of pivots: the simplex renumbers its nodes several times along the way.
+    inst = generate(family, 2_048, seed=5)
+    status, cost, _ = ortools_solve(*inst.arrays())
+    r = min_cost_flow(*inst.arrays(), method="network_simplex")
+    assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
+    check_flow(*inst.arrays(), r)
+
+
 def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():
     # Same answers either way; this pins only that both paths run through "auto".
     n, tail, head = 3, [0, 0, 1], [2, 1, 2]

@@ -220,6 +220,95 @@ Index free_entry(Span<std::int32_t> indptr, Span<std::int32_t> indices,
   }
   return -1;
 }
+
+// Augments from one free left vertex at a time by a depth-first search with lookahead (Duff's
+// MC21 with the lookahead of Pothen and Fan): before descending from a left vertex, its
+// entries are scanned for a free right vertex, through a pointer that only moves forward
+// (a matched right vertex never becomes free again). When few vertices are left free (a
+// greedy start on long-path graphs) this finds each augmenting path in one pass over it, where
+// a Hopcroft-Karp phase needs two (layering BFS and DFS) over the whole graph.
+//
+// A search that fails marks every right vertex it reached dead for good: each is matched to a
+// reached left vertex whose entries all lead back into the reached set, and augmenting paths
+// never enter such a closed set, so it stays closed. Free left vertices whose search failed
+// can never be matched and leave free_left; the others stay there, for the Hopcroft-Karp
+// phases, if the searches stop at their work budget of 2 (V + E) entry scans.
+void augment_one_by_one(Span<std::int32_t> indptr, Span<std::int32_t> indices,
+                        std::vector<Index>& mate_l, std::vector<Index>& mate_r,
+                        std::vector<Index>& free_left) {
+  constexpr Index kDead = -2;
+  const std::size_t n_left = mate_l.size();
+  std::int64_t budget = 2 * (static_cast<std::int64_t>(n_left + mate_r.size()) +
+                             static_cast<std::int64_t>(indices.size));
+  std::vector<Index> seen(mate_r.size(), -1);  // search id that reached j, or kDead
+  std::vector<Index> look(indptr.begin(), indptr.end() - 1);  // lookahead position
+  std::vector<Index> it(n_left);                                // descent position
+  std::vector<Index> stack;   // left vertices of the current path, root first
+  std::vector<Index> via;     // via[i]: right vertex from stack[i] to stack[i + 1]
+  std::vector<Index> reached; // right vertices the current search reached
+  std::size_t kept = 0;
+  std::size_t next = 0;
+  for (; next < free_left.size() && budget > 0; ++next) {
+    const Index root = free_left[next];
+    const Index sid = static_cast<Index>(next);
+    stack.assign(1, root);
+    via.clear();
+    reached.clear();
+    it[as_size(root)] = indptr[as_size(root)];
+    bool done = false;
+    while (!stack.empty() && !done) {
+      const Index u = stack.back();
+      const Index end = indptr[as_size(u) + 1];
+      Index& la = look[as_size(u)];
+      budget -= end - la;
+      for (; la < end; ++la) {
+        const Index j = indices[as_size(la)];
+        if (mate_r[as_size(j)] < 0) {
+          // Augment: the last vertex takes j, every earlier one the vertex it descended by.
+          mate_r[as_size(j)] = u;
+          mate_l[as_size(u)] = j;
+          for (std::size_t i = 0; i < via.size(); ++i) {
+            mate_r[as_size(via[i])] = stack[i];
+            mate_l[as_size(stack[i])] = via[i];
+          }
+          done = true;
+          break;
+        }
+      }
+      if (done) break;
+      Index& k = it[as_size(u)];
+      bool pushed = false;
+      for (; k < end; ++k) {
+        --budget;
+        const Index j = indices[as_size(k)];
+        const Index mark = seen[as_size(j)];
+        if (mark == sid || mark == kDead) continue;
+        seen[as_size(j)] = sid;
+        reached.push_back(j);
+        const Index w = mate_r[as_size(j)];  // matched: the lookahead passed j
+        ++k;
+        via.push_back(j);
+        stack.push_back(w);
+        it[as_size(w)] = indptr[as_size(w)];
+        pushed = true;
+        break;
+      }
+      if (!pushed) {
+        stack.pop_back();
+        if (!via.empty()) via.pop_back();
+      }
+      if (budget <= 0 && !done) break;
+    }
+    if (done) continue;
+    if (stack.empty()) {
+      for (const Index j : reached) seen[as_size(j)] = kDead;  // root stays free for good
+      continue;
+    }
+    free_left[kept++] = root;  // out of budget mid-search: Hopcroft-Karp takes over
+  }
+  for (; next < free_left.size(); ++next) free_left[kept++] = free_left[next];
+  free_left.resize(kept);
+}
 }  // namespace
 
 std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int32_t> indices,
@@ -249,8 +338,15 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
     ++n_with_edges;
     if (mate_l[u] < 0) free_left.push_back(static_cast<Index>(u));
   }
-  if (worth_better_start(free_left.size(), n_with_edges, static_cast<std::size_t>(n_right),
-                        n_left)) {
+  // A matching as large as min(left vertices with edges, right vertices) is maximum: nothing
+  // to search (SPARe graphs with more types than alive groups end here).
+  if (n_with_edges - free_left.size() == std::min<std::size_t>(n_with_edges,
+                                                               static_cast<std::size_t>(n_right))) {
+    return mate_l;
+  }
+  const bool better_start = worth_better_start(free_left.size(), n_with_edges,
+                                               static_cast<std::size_t>(n_right), n_left);
+  if (better_start) {
     // The b-matching start with unit capacities: slot j is right vertex j.
     const std::vector<Index> ones(static_cast<std::size_t>(n_right), 1);
     std::vector<Index> slot_start(static_cast<std::size_t>(n_right) + 1);
@@ -265,6 +361,14 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
     }
   }
   if (free_left.empty()) return mate_l;
+  // After a first fit that came close to the bound (few free vertices, possibly at the ends of
+  // long augmenting paths), single searches; after the Karp-Sipser start on a random sparse
+  // graph the free vertices are few too but their searches reach most of the graph, and the
+  // phases, which share one BFS among all of them, are cheaper.
+  if (!better_start) {
+    augment_one_by_one(indptr, indices, mate_l, mate_r, free_left);
+    if (free_left.empty()) return mate_l;
+  }
   std::vector<std::int32_t> dist(n_left, kUnreached);
   std::vector<Index> queue;
   queue.reserve(n_left);

@@ -77,6 +77,50 @@ void test_random_against_primal_dual() {
   }
 }
 
+// Networks large enough for thousands of pivots, so that the periodic renumbering of the
+// nodes, the potential drift and the crash basis (many transshipment nodes) all take part.
+void test_medium_against_primal_dual() {
+  std::mt19937_64 rng(7);
+  for (int it = 0; it < 6; ++it) {
+    const std::int64_t n = 300 + draw(rng, 300);
+    const std::int64_t m = n * (4 + draw(rng, 8));
+    const std::int64_t cost_hi = it % 3 == 2 ? 1LL << 40 : 10000;
+    std::vector<std::int32_t> tail(static_cast<std::size_t>(m));
+    std::vector<std::int32_t> head(tail.size());
+    std::vector<std::int64_t> cap(tail.size());
+    std::vector<std::int64_t> cost(tail.size());
+    std::vector<std::int64_t> supply(static_cast<std::size_t>(n), 0);
+    for (std::size_t a = 0; a < tail.size(); ++a) {
+      tail[a] = static_cast<std::int32_t>(draw(rng, n));
+      head[a] = static_cast<std::int32_t>(draw(rng, n));
+      cap[a] = 1 + draw(rng, 1000);
+      cost[a] = draw(rng, cost_hi);
+    }
+    for (std::int64_t k = 0; k < 20; ++k) {  // 20 sources and sinks, the rest transshipment
+      const auto u = static_cast<std::size_t>(draw(rng, n));
+      const auto v = static_cast<std::size_t>(draw(rng, n));
+      const std::int64_t b = 1 + draw(rng, 3000);
+      supply[u] += b;
+      supply[v] -= b;
+    }
+    const auto ssp = sf::min_cost_flow(n, span(tail), span(head), span(cap), span(cost),
+                                       span(supply));
+    const auto ns = sf::network_simplex(n, span(tail), span(head), span(cap), span(cost),
+                                        span(supply));
+    CHECK(ssp.status == ns.status);
+    CHECK(ssp.total_cost == ns.total_cost);
+    CHECK(ssp.flow_value == ns.flow_value);
+    if (ns.status != sf::MinCostFlowStatus::kOptimal) continue;
+    std::vector<std::int64_t> net(static_cast<std::size_t>(n), 0);
+    for (std::size_t a = 0; a < tail.size(); ++a) {
+      CHECK(ns.flow[a] >= 0 && ns.flow[a] <= cap[a]);
+      net[static_cast<std::size_t>(tail[a])] += ns.flow[a];
+      net[static_cast<std::size_t>(head[a])] -= ns.flow[a];
+    }
+    CHECK(net == supply);
+  }
+}
+
 void test_dispatch_and_validation() {
   const std::vector<std::int32_t> tail{0, 0, 1};
   const std::vector<std::int32_t> head{2, 1, 2};
@@ -104,6 +148,7 @@ void test_dispatch_and_validation() {
 
 int main() {
   test_random_against_primal_dual();
+  test_medium_against_primal_dual();
   test_dispatch_and_validation();
   if (g_failures != 0) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);

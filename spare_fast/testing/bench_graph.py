@@ -7,9 +7,10 @@ Matching: :func:`spare_fast.graph.hopcroft_karp` against scipy's
 against every peer; a disagreement is reported and makes the command exit with status 1.
 
 Times are process CPU seconds (``time.process_time``; every solver here is single-threaded),
-median over the repeats, and include for every solver the Python call and the conversion of
-the same numpy arrays into the solver's graph. CPU time rather than wall time, because wall
-time on a shared machine mostly measures the neighbours. Writes CSV, JSON and a log-log PNG
+median over the repeats, taken round-robin across the solvers, and include for every solver
+the Python call and the conversion of the same numpy arrays into the solver's graph. CPU time
+rather than wall time, because wall time on a shared machine mostly measures the neighbours.
+Writes CSV, JSON and a log-log PNG
 (time against nodes, one panel per family).
 """
 
@@ -31,7 +32,13 @@ import numpy as np
 from spare_fast.testing.graph_families import FAMILIES, FlowInstance, generate
 
 MCF_FAMILIES = ("netgen-8", "netgen-sr", "netgen-lo-8", "gridgen", "goto", "road")
-MATCHING_FAMILIES = ("match-random-d3", "match-chains", "match-unbalanced")
+MATCHING_FAMILIES = (
+    "match-random-d2",
+    "match-random-d3",
+    "match-random-d4",
+    "match-chains",
+    "match-unbalanced",
+)
 # NETGEN-SR has sqrt(n) arcs per node: n = 2^16 would be 16.8M arcs.
 MAX_NODES = {"netgen-sr": 2**14}
 NETWORKX_MAX_NODES = 2**10
@@ -116,8 +123,10 @@ def _networkx(inst: FlowInstance) -> tuple[str, int]:
 def matching_instance(family: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
     """CSR ``(indptr, indices, n_right)`` of a hard bipartite family with about n vertices.
 
-    * ``match-random-d3``: n/2 x n/2, each left vertex with 3 random right neighbours on
-      average (Poisson), near the threshold where perfect matchings appear.
+    * ``match-random-d2``, ``-d3``, ``-d4``: n/2 x n/2, each left vertex with 2, 3 or 4
+      random right neighbours on average (Poisson): sparse graphs around the degrees where
+      the maximum matching goes from far from perfect to nearly perfect, so the last
+      augmenting paths are long.
     * ``match-chains``: Hopcroft and Karp's bad case: disjoint paths l0-r0-l1-r1-... whose
       greedy start matches every l_i to r_i but the last, leaving one long augmenting path
       per chain (chains of length sqrt(n)).
@@ -125,9 +134,9 @@ def matching_instance(family: str, n: int, seed: int) -> tuple[np.ndarray, np.nd
       side stays unmatched.
     """
     rng = np.random.default_rng(seed)
-    if family == "match-random-d3":
+    if family.startswith("match-random-d") and family in MATCHING_FAMILIES:
         n_left = n_right = max(1, n // 2)
-        deg = rng.poisson(3.0, size=n_left)
+        deg = rng.poisson(float(family[-1]), size=n_left)
         rows = np.repeat(np.arange(n_left), deg)
         cols = rng.integers(0, n_right, size=rows.size)
     elif family == "match-chains":
@@ -176,14 +185,26 @@ def _match_scipy(inst: tuple[np.ndarray, np.ndarray, int]) -> int:
     return int(np.count_nonzero(maximum_bipartite_matching(g, perm_type="column") >= 0))
 
 
-def _time(fn: Callable[[Any], Any], inst: Any, repeats: int) -> tuple[float, Any]:
-    times = []
-    answer = fn(inst) if repeats > 1 else None  # warm-up: imports, first-touch allocations
-    for _ in range(repeats):
-        t0 = time.process_time()
-        answer = fn(inst)
-        times.append(time.process_time() - t0)
-    return statistics.median(times), answer
+def _time_interleaved(
+    solvers: list[tuple[str, Callable[[Any], Any]]], inst: Any, repeats: int
+) -> dict[str, tuple[float, Any]]:
+    """Median CPU seconds and answer per solver, the repeats taken round-robin (each round
+    runs every solver once), so that a change of load on a shared machine hits all alike.
+    networkx, much slower, runs once."""
+    times: dict[str, list[float]] = {name: [] for name, _ in solvers}
+    answers: dict[str, Any] = {}
+    if repeats > 1:  # warm-up: imports, first-touch allocations
+        for name, fn in solvers:
+            if name != "networkx":
+                fn(inst)
+    for r in range(repeats):
+        for name, fn in solvers:
+            if name == "networkx" and r > 0:
+                continue
+            t0 = time.process_time()
+            answers[name] = fn(inst)
+            times[name].append(time.process_time() - t0)
+    return {name: (statistics.median(times[name]), answers[name]) for name, _ in solvers}
 
 
 def _peers_available() -> dict[str, bool]:
@@ -224,10 +245,7 @@ def measure(
                 ]
                 if networkx and have["networkx"] and n <= NETWORKX_MAX_NODES:
                     solvers.append(("networkx", _networkx))
-            results = {}
-            for name, fn in solvers:
-                reps = 1 if name == "networkx" else repeats
-                results[name] = _time(fn, inst, reps)
+            results = _time_interleaved(solvers, inst, repeats)
             ours_s, ours_answer = results["spare_fast"]
             for name, (secs, answer) in results.items():
                 rows.append(

@@ -8,20 +8,32 @@
 //
 // Method
 // ------
-// A spanning-tree basis over the n nodes plus an artificial root. Every node starts as a child
-// of the root through an artificial arc (capacity unbounded, cost M = (n + 1) max cost + 1)
-// that carries its supply; every real arc starts at its lower bound. A pivot picks an entering
+// A spanning-tree basis over the n nodes plus an artificial root. Every supply and demand node
+// starts as a child of the root through an artificial arc (capacity unbounded, cost M =
+// (n + 1) max cost + 1) that carries its supply; every transshipment node (supply 0) that
+// reaches a demand node over arcs between transshipment nodes hangs on its shortest such path
+// (a crash basis: one Dijkstra from all demand nodes, zero flow on those arcs), the others
+// from the root. Every other real arc starts at its lower bound. A pivot picks an entering
 // arc that violates its optimality condition (block search: the arcs are scanned cyclically in
 // blocks of about sqrt(m), and the most violating arc of the first block that has one enters),
 // pushes flow around the cycle it closes with the tree, lets the blocking arc that comes last
 // in the cycle's direction from the apex leave (this keeps the tree strongly feasible, which
-// rules out cycling), and updates the tree and the node potentials of the subtree that moved.
-// The tree is stored as parent / parent arc / direction, a preorder thread with its inverse,
-// subtree sizes and the last node of every subtree in thread order.
+// rules out cycling), and updates the tree and the node potentials of the smaller side of the
+// cut (only differences of potentials matter). The tree is stored as parent / parent arc /
+// direction, a preorder thread with its inverse, subtree sizes and the last node of every
+// subtree in thread order; a tree arc's flow and capacity sit in the record of the node below
+// it, so the walk to the apex reads one record per step.
+//
+// Memory order: the walks that dominate a pivot follow the thread, a chain of dependent reads.
+// The nodes are numbered in the preorder of the starting tree, and renumbered in thread order
+// every (n + m) / 64 pivots, so that a subtree stays a run of nearby ids; the arcs are
+// interleaved with a stride of the mean degree so that a pricing block samples the whole
+// network.
 //
 // Invariants
 // ----------
-// * Tree arcs have zero reduced cost cost[a] + pi[tail] - pi[head]; pi[root] = 0.
+// * Tree arcs have zero reduced cost cost[a] + pi[tail] - pi[head]. pi[root] drifts from 0
+//   when the other side of a cut moves; once it leaves [-M, M] all potentials shift back by it.
 // * Every flow stays within [0, capacity] (capacities are clamped to the total supply, which a
 //   minimum-cost flow with nonnegative costs never needs to exceed on one arc).
 // * Strong feasibility: from every node a positive amount of flow can be sent to the root along

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from spare_fast.cli._common import UsageError
 from spare_fast.testing import bench_graph as bg
 
 
@@ -37,7 +38,7 @@ def test_harness_rejects_unknown_family(tmp_path):
     args = argparse.Namespace(
         families="netgen-9", sizes="64", repeats=1, seed=0, out=str(tmp_path), no_networkx=True
     )
-    with pytest.raises(SystemExit, match="unknown family 'netgen-9'"):
+    with pytest.raises(UsageError, match="unknown family 'netgen-9'"):
         bg.run(args)
 
 

@@ -352,7 +352,11 @@ def run(args: argparse.Namespace) -> int:
     for f in families:
         if f not in FAMILIES and f not in MATCHING_FAMILIES:
             known = sorted(FAMILIES) + list(MATCHING_FAMILIES)
-            raise UsageError("--families", args.families, f"has {f!r}; known: {', '.join(known)}")
+            raise UsageError(
+                "--families",
+                args.families,
+                f"names unknown family {f!r}; known: {', '.join(known)}",
+            )
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     except ValueError:

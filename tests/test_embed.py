@@ -14,7 +14,17 @@ import pytest
 import spare_fast
 
 PACKAGE = Path(spare_fast.__file__).resolve().parent
-INSTALLED = (PACKAGE / "share" / "cmake" / "spare_fast").is_dir()
+# The wheel's folder: the package itself, or, when a source tree shadows the installed package
+# (spare_fast/_locate.py), the installed folder appended to its __path__.
+WHEEL = next(
+    (
+        Path(folder).resolve()
+        for folder in spare_fast.__path__
+        if (Path(folder) / "share" / "cmake" / "spare_fast").is_dir()
+    ),
+    None,
+)
+INSTALLED = WHEEL is not None
 needs_wheel = pytest.mark.skipif(not INSTALLED, reason="needs spare_fast installed from a wheel")
 
 
@@ -46,7 +56,7 @@ def test_get_cmake_dir_holds_the_package_and_the_library():
     assert (cmake_dir / "spare_fastConfig.cmake").is_file()
     assert (cmake_dir / "spare_fastConfigVersion.cmake").is_file()
     assert "spare_fast::core" in (cmake_dir / "spare_fastTargets.cmake").read_text()
-    assert list((PACKAGE / "lib").glob("libspare_fast_core.*"))
+    assert WHEEL is not None and list((WHEEL / "lib").glob("libspare_fast_core.*"))
 
 
 @needs_wheel

@@ -331,18 +331,29 @@ class NetworkSimplex {
   // blocks of block_size_; returns the most violating arc of the first block that holds a
   // violating arc, or kNone after a full round without one (the basis is optimal).
   Index find_entering() {
+    const Arc* arc = arc_.data();
+    const std::int8_t* state = state_.data();
+    const std::int64_t* pi = pi_.data();
     std::int64_t best = 0;
     Index chosen = kNone;
     Index left = block_size_;
-    for (Index k = 0, e = next_arc_; k < n_real_; ++k) {
-      const std::int64_t violation =
-          state_[sz(e)] * (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)]);
-      if (violation < best) {
-        best = violation;
-        chosen = e;
+    Index e = next_arc_;
+    for (Index scanned = 0; scanned < n_real_;) {
+      // The stretch of the block before the block ends, the arcs wrap or the round ends.
+      const Index len = std::min(std::min(left, n_real_ - e), n_real_ - scanned);
+      for (Index k = e, stop = e + len; k < stop; ++k) {
+        const Arc& a = arc[sz(k)];
+        const std::int64_t violation = state[sz(k)] * (a.cost + pi[sz(a.source)] - pi[sz(a.target)]);
+        if (violation < best) {
+          best = violation;
+          chosen = k;
+        }
       }
-      if (++e == n_real_) e = 0;
-      if (--left == 0) {
+      scanned += len;
+      left -= len;
+      e += len;
+      if (e == n_real_) e = 0;
+      if (left == 0) {
         if (chosen != kNone) {
           next_arc_ = e;
           return chosen;

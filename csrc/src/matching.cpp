@@ -311,6 +311,15 @@ void augment_one_by_one(Span<std::int32_t> indptr, Span<std::int32_t> indices,
 }
 }  // namespace
 
+// Graphs up to this V + E run Pothen-Fan phases before the Hopcroft-Karp ones. A Pothen-Fan
+// phase descends deep at once where a Hopcroft-Karp phase stops at the shortest augmenting
+// length; while the graph's arrays stay in the cache that finds more paths per unit of work
+// (random sparse graphs of mean degree 3 and 4 at 16k-262k vertices: 1.3-2x faster solves),
+// on larger graphs the deep descents miss the cache and the layered phases were faster
+// (mean degree 4 at 1M vertices: 10-30% slower with Pothen-Fan first). Measured on a 2-core
+// AMD EPYC with 1 MB of L2 per core and 32 MB of L3.
+constexpr std::size_t kPothenFanMaxSize = std::size_t{1} << 21;
+
 // Augmenting phases of Pothen and Fan with fairness (PF+ in Duff, Kaya and Ucar's comparison):
 // a phase runs one depth-first search with lookahead from every free left vertex, all of them
 // sharing one visited mark per right vertex, so it costs O(V + E) like a Hopcroft-Karp phase
@@ -451,7 +460,8 @@ std::vector<std::int32_t> hopcroft_karp(Span<std::int32_t> indptr, Span<std::int
   if (!better_start) {
     augment_one_by_one(indptr, indices, mate_l, mate_r, free_left);
     if (free_left.empty()) return mate_l;
-  } else if (pothen_fan(indptr, indices, mate_l, mate_r, free_left)) {
+  } else if (n_left + mate_r.size() + indices.size <= kPothenFanMaxSize &&
+             pothen_fan(indptr, indices, mate_l, mate_r, free_left)) {
     return mate_l;
   }
   std::vector<std::int32_t> dist(n_left, kUnreached);

@@ -5,6 +5,9 @@
 // iterative DFS (explicit stack, current-arc pointers) that augments a maximal set of
 // left-disjoint shortest paths. The DFS stack holds at most one entry per BFS layer, so its
 // size is bounded by the number of left vertices whatever the degrees or duplicate entries.
+// On random sparse graphs after a Karp-Sipser start, matching first runs Pothen-Fan phases
+// (see pothen_fan below; I. S. Duff, K. Kaya and B. Ucar, "Design, implementation, and
+// analysis of maximum transversal algorithms", ACM Trans. Math. Software 38(2), 2011).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

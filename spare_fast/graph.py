@@ -87,10 +87,13 @@ def hopcroft_karp(
     Notes
     -----
     A greedy first-fit pass (replaced by a Karp-Sipser start, degree-1 vertices first, when
-    first fit leaves a large gap to the trivial bound), then Hopcroft-Karp phases: a BFS from
-    the free left vertices
-    layers the graph by shortest augmenting-path length and an iterative DFS augments a
-    maximal set of vertex-disjoint shortest paths. O(E sqrt(V)) time, O(V) extra memory; the
+    first fit leaves a large gap to the trivial bound). On graphs with V + E <= 2^21, Pothen-Fan
+    phases with fairness (a DFS with lookahead from every free left vertex, alternating the
+    scan direction) follow while each matches at least 1/8 of the free vertices; a phase that
+    matches nothing proves the matching maximum. Hopcroft-Karp phases finish the rest: a BFS
+    from the free left vertices layers the graph by shortest augmenting-path length and an
+    iterative DFS augments a maximal set of vertex-disjoint shortest paths. O(E sqrt(V)) time
+    for the Hopcroft-Karp part, O(V) extra memory; the
     DFS stack is bounded by the number of left vertices, never by a degree (scipy gh-26160).
     Same result as ``scipy.sparse.csgraph.maximum_bipartite_matching(graph,
     perm_type="column")`` in matching size (the matched pairs may differ).
@@ -101,6 +104,9 @@ def hopcroft_karp(
        bipartite graphs", SIAM J. Comput. 2(4), 225-231, 1973. doi:10.1137/0202019
     .. [2] R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs", Proc. 22nd
        FOCS, 364-375, 1981. doi:10.1109/SFCS.1981.21
+    .. [3] I. S. Duff, K. Kaya and B. Ucar, "Design, implementation, and analysis of maximum
+       transversal algorithms", ACM Trans. Math. Softw. 38(2), 13:1-13:31, 2011.
+       doi:10.1145/2049673.2049677
 
     Examples
     --------

@@ -38,8 +38,10 @@ def test_harness_rejects_unknown_family(tmp_path):
     args = argparse.Namespace(
         families="netgen-9", sizes="64", repeats=1, seed=0, out=str(tmp_path), no_networkx=True
     )
-    with pytest.raises(UsageError, match="unknown family 'netgen-9'"):
+    # The one-line usage error of every command, naming the option and the bad family.
+    with pytest.raises(UsageError, match="--families = netgen-9 names unknown family 'netgen-9'"):
         bg.run(args)
+    assert not any(tmp_path.iterdir())  # rejected before any work
 
 
 def test_matching_instance_rejects_unknown_family():

@@ -183,6 +183,30 @@ def test_hopcroft_karp_hard_families_match_scipy(family):
         assert size == scipy_size(indptr, indices, n_right)
 
 
+def test_hopcroft_karp_sparse_random_graphs_after_karp_sipser_start():
+    # Random sparse graphs (Poisson degrees 1.5 to 5, some duplicate entries) start with
+    # Karp-Sipser, then run Pothen-Fan phases, which either prove the matching maximum or hand
+    # the last free vertices over to Hopcroft-Karp phases: both exits, many shapes.
+    rng = np.random.default_rng(15)
+    for trial in range(60):
+        n_left = int(rng.integers(500, 4_000))
+        n_right = int(n_left * rng.uniform(0.7, 1.3))
+        deg = rng.poisson(rng.uniform(1.5, 5.0), size=n_left)
+        rows = np.repeat(np.arange(n_left), deg)
+        cols = rng.integers(0, n_right, size=rows.size)
+        dup = rng.random(rows.size) < 0.05
+        rows = np.concatenate((rows, rows[dup]))
+        cols = np.concatenate((cols, cols[dup]))
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(n_left + 1, dtype=np.int32)
+        np.cumsum(np.bincount(rows, minlength=n_left), out=indptr[1:])
+        indices = cols[order].astype(np.int32)
+        mate = hopcroft_karp(indptr, indices, n_right)
+        size = check_valid(indptr, indices, mate, np.ones(n_right))
+        assert size == scipy_size(indptr, indices, n_right), trial
+        assert np.unique(mate[mate >= 0]).size == size
+
+
 def test_hopcroft_karp_single_searches_past_their_budget_hand_over_to_phases():
     # First fit leaves k = 10 left vertices free (few: single searches run). Each search from
     # f_i first descends a matched chain of length M that leads nowhere, then finds its

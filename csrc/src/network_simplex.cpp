@@ -331,18 +331,29 @@ class NetworkSimplex {
   // blocks of block_size_; returns the most violating arc of the first block that holds a
   // violating arc, or kNone after a full round without one (the basis is optimal).
   Index find_entering() {
+    const Arc* arc = arc_.data();
+    const std::int8_t* state = state_.data();
+    const std::int64_t* pi = pi_.data();
     std::int64_t best = 0;
     Index chosen = kNone;
     Index left = block_size_;
-    for (Index k = 0, e = next_arc_; k < n_real_; ++k) {
-      const std::int64_t violation =
-          state_[sz(e)] * (arc_[sz(e)].cost + pi_[sz(arc_[sz(e)].source)] - pi_[sz(arc_[sz(e)].target)]);
-      if (violation < best) {
-        best = violation;
-        chosen = e;
+    Index e = next_arc_;
+    for (Index scanned = 0; scanned < n_real_;) {
+      // The stretch of the block before the block ends, the arcs wrap or the round ends.
+      const Index len = std::min(std::min(left, n_real_ - e), n_real_ - scanned);
+      for (Index k = e, stop = e + len; k < stop; ++k) {
+        const Arc& a = arc[sz(k)];
+        const std::int64_t violation = state[sz(k)] * (a.cost + pi[sz(a.source)] - pi[sz(a.target)]);
+        if (violation < best) {
+          best = violation;
+          chosen = k;
+        }
       }
-      if (++e == n_real_) e = 0;
-      if (--left == 0) {
+      scanned += len;
+      left -= len;
+      e += len;
+      if (e == n_real_) e = 0;
+      if (left == 0) {
         if (chosen != kNone) {
           next_arc_ = e;
           return chosen;
@@ -529,14 +540,32 @@ class NetworkSimplex {
     // the thread, a chain of dependent reads, and is the largest cost of a pivot. The root's
     // potential then drifts from 0 and is brought back before it can approach the bound.
     if (2 * size <= n_ + 1) {
-      Index x = new_root;
-      for (Index c = 0; c < size; ++c, x = thread_[sz(x)]) pi_[sz(x)] += shift;
+      shift_thread(new_root, size, shift);
     } else {
-      for (Index x = thread_[sz(new_last)]; x != new_root; x = thread_[sz(x)]) pi_[sz(x)] -= shift;
+      shift_thread(thread_[sz(new_last)], n_ + 1 - size, -shift);
       const std::int64_t drift = pi_[sz(root_)];
       if (drift > big_m_ || drift < -big_m_) {
         for (std::int64_t& p : pi_) p -= drift;
       }
+    }
+  }
+
+  // Adds shift to the potentials of the `count` nodes of the thread from x on. The thread is
+  // mostly runs of consecutive ids (the renumberings make it so), and the inner loop steps to
+  // the next id without waiting for the thread load: the check that the run goes on is a
+  // well-predicted branch, not a dependency of the next address, so the walk no longer
+  // pays a load latency per node inside a run.
+  void shift_thread(Index x, Index count, std::int64_t shift) {
+    std::int64_t* pi = pi_.data();
+    const Index* thread = thread_.data();
+    while (count > 0) {
+      Index y = x;
+      do {
+        pi[sz(y)] += shift;
+        --count;
+        ++y;
+      } while (count > 0 && thread[sz(y) - 1] == y);
+      x = thread[sz(y) - 1];
     }
   }
 

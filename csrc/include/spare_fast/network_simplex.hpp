@@ -26,9 +26,10 @@
 //
 // Memory order: the walks that dominate a pivot follow the thread, a chain of dependent reads.
 // The nodes are numbered in the preorder of the starting tree, and renumbered in thread order
-// every (n + m) / 64 pivots, so that a subtree stays a run of nearby ids; the arcs are
-// interleaved with a stride of the mean degree so that a pricing block samples the whole
-// network.
+// every (n + m) / 64 pivots, so that a subtree stays a run of nearby ids; the potential
+// updates walk such runs by incrementing the id (a well-predicted check against the thread
+// instead of a dependent load per node). The arcs are interleaved with a stride of the mean
+// degree so that a pricing block samples the whole network.
 //
 // Invariants
 // ----------

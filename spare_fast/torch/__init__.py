@@ -23,10 +23,17 @@ True
 
 from __future__ import annotations
 
+from importlib.util import find_spec as _find_spec
+
+# Say which extra installs a missing engine, not just "No module named 'torch'". torchft is
+# looked up, not imported: its Rust side reads RUST_LOG once, at import, and the launcher sets
+# that default (warnings only) just before it starts the lighthouse.
 try:
     import torch as _torch  # noqa: F401
-    import torchft as _torchft  # noqa: F401
-except ImportError as _e:  # say which extra installs it, not just "No module named 'torch'"
+
+    if _find_spec("torchft") is None:
+        raise ImportError("No module named 'torchft'", name="torchft")
+except ImportError as _e:
     raise ImportError(
         f"spare_fast.torch needs torch and torchft ({_e.name} is missing): "
         "pip install 'spare-fast[torch]' (the README's Quick start says how to get the CPU build)"

@@ -153,6 +153,14 @@ def _ids() -> list[str]:
     return [f"{kind}-line{line}" for kind, line, _, _ in RUN]
 
 
+def _run(argv: list[str], work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+
+
+def _bash(code: str) -> list[str]:
+    return ["bash", "-e", "-o", "pipefail", "-c", code]
+
+
 @pytest.mark.parametrize(("kind", "line", "code", "long"), RUN, ids=_ids())
 def test_snippet(tmp_path: Path, kind: str, line: int, code: str, long: bool) -> None:
     env = _env(tmp_path)
@@ -161,35 +169,15 @@ def test_snippet(tmp_path: Path, kind: str, line: int, code: str, long: bool) ->
     if kind == "python":
         (tmp_path / "snippet.py").write_text(code)
         (tmp_path / "driver.py").write_text(DRIVER)
-        p = subprocess.run(
-            [sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "snippet.py"), str(line)],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        driver = [sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "snippet.py")]
+        p = _run([*driver, str(line)], work, env)
         assert p.returncode == 0, f"README line {line}:\n{p.stdout}\n{p.stderr}"
     elif kind == "bash":
-        p = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", code],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        p = _run(_bash(code), work, env)
         assert p.returncode == 0, f"README line {line}:\n{p.stdout}\n{p.stderr}"
     else:
         for cmd, expected in _console(code):
-            p = subprocess.run(
-                ["bash", "-e", "-o", "pipefail", "-c", cmd],
-                cwd=work,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
+            p = _run(_bash(cmd), work, env)
             assert p.returncode == 0, f"README line {line}: {cmd}\n{p.stderr}"
             got = [x.rstrip() for x in p.stdout.rstrip("\n").splitlines()]
             assert got == expected, f"README line {line}: {cmd}"

@@ -92,7 +92,54 @@ void test_hopcroft_karp_random() {
     const Csr g = random_csr(rng, 7, 7, 4);
     const I32 mate = sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right);
     const I64 ones(static_cast<std::size_t>(g.n_right), 1);
-    CHECK(matching_size(g, mate, ones) == brute_b_matching(g, ones));
+    const int best = brute_b_matching(g, ones);
+    CHECK(matching_size(g, mate, ones) == best);
+    // Every stage on its own: with and without the Karp-Sipser start (and the dead vertices
+    // it drops), with single searches to the end, none, or a few before the phases.
+    for (const bool karp_sipser : {false, true}) {
+      for (const std::int64_t budget : {-1, 0, 3}) {
+        const I32 staged =
+            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
+        CHECK(matching_size(g, staged, ones) == best);
+      }
+    }
+  }
+}
+
+// Medium sparse random graphs (Poisson-like degrees around 1 to 5, duplicates), too large for
+// brute force: every staged run reaches the size of the default one (checked against scipy
+// by the Python tests). The Karp-Sipser start leaves free vertices both dead and live, and
+// budgets 0 and 50 hand the live ones to phases whose BFS skips the dead ones.
+void test_hopcroft_karp_stages_agree() {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 60; ++trial) {
+    Csr g;
+    const int n_left = 200 + static_cast<int>(rng() % 1800);
+    g.n_right = static_cast<std::int32_t>(n_left * (7 + static_cast<int>(rng() % 7)) / 10);
+    const auto max_deg = static_cast<unsigned>(2 + rng() % 8);
+    g.indptr.push_back(0);
+    for (int u = 0; u < n_left; ++u) {
+      const auto deg = static_cast<unsigned>(rng() % max_deg);
+      for (unsigned k = 0; k < deg; ++k) {
+        g.indices.push_back(static_cast<std::int32_t>(rng() % static_cast<unsigned>(g.n_right)));
+      }
+      if (trial % 10 == 0 && u < 3) {  // rows of 300 entries: degrees past one byte's range
+        for (int k = 0; k < 300; ++k) {
+          g.indices.push_back(static_cast<std::int32_t>(rng() % 40));
+        }
+      }
+      g.indptr.push_back(static_cast<std::int32_t>(g.indices.size()));
+    }
+    const I64 ones(static_cast<std::size_t>(g.n_right), 1);
+    const int best =
+        matching_size(g, sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right), ones);
+    for (const bool karp_sipser : {false, true}) {
+      for (const std::int64_t budget : {-1, 0, 50}) {
+        const I32 staged =
+            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
+        CHECK(matching_size(g, staged, ones) == best);
+      }
+    }
   }
 }
 
@@ -443,6 +490,7 @@ void test_malformed_flow() {
 int main() {
   test_hopcroft_karp_random();
   test_hopcroft_karp_edge_cases();
+  test_hopcroft_karp_stages_agree();
   test_b_matching_random();
   test_b_matching_large_vs_expanded();
   test_b_matching_edge_cases();

@@ -94,8 +94,9 @@ void test_hopcroft_karp_random() {
     const I64 ones(static_cast<std::size_t>(g.n_right), 1);
     const int best = brute_b_matching(g, ones);
     CHECK(matching_size(g, mate, ones) == best);
-    // Every stage on its own: with and without the Karp-Sipser start (and the dead vertices
-    // it drops), with single searches to the end, none, or a few before the phases.
+    // Every stage on its own: with the Karp-Sipser start (which drops the dead free vertices
+    // before the phases), or with first fit and single searches to the end, none, or a few
+    // before the phases.
     for (const bool karp_sipser : {false, true}) {
       for (const std::int64_t budget : {-1, 0, 3}) {
         const I32 staged =
@@ -109,7 +110,7 @@ void test_hopcroft_karp_random() {
 // Medium sparse random graphs (Poisson-like degrees around 1 to 5, duplicates), too large for
 // brute force: every staged run reaches the size of the default one (checked against scipy
 // by the Python tests). The Karp-Sipser start leaves free vertices both dead and live, and
-// budgets 0 and 50 hand the live ones to phases whose BFS skips the dead ones.
+// the phases after it skip the dead ones.
 void test_hopcroft_karp_stages_agree() {
   std::mt19937 rng(3);
   for (int trial = 0; trial < 60; ++trial) {

@@ -208,17 +208,21 @@ def test_hopcroft_karp_sparse_random_graphs_after_karp_sipser_start():
 
 
 def test_hopcroft_karp_karp_sipser_with_high_degree_vertices():
-    # A sparse graph (the Karp-Sipser start runs) with three left rows of 300 entries and a
-    # right vertex in 300 rows: degrees past the start's one-byte counters.
+    # A sparse graph (the Karp-Sipser start runs) with a right vertex in 300 rows and, last,
+    # three left rows of 300 entries: degrees past the start's one-byte counters. The last
+    # row's neighbours are 40 right vertices that 40 degree-1 rows take first.
     rng = np.random.default_rng(21)
+    n_right = 3040
     indptr, indices = random_bipartite(3000, 3000, 4000, seed=6)
-    heavy = rng.integers(0, 3000, size=(3, 300)).astype(np.int32)
-    indices = np.concatenate([indices, heavy.ravel()])
-    indptr = np.concatenate([indptr, indptr[-1] + 300 * np.arange(1, 4, dtype=np.int32)])
-    indices[rng.choice(indices.size, size=300, replace=False)] = 7
-    mate = hopcroft_karp(indptr, indices, 3000)
-    size = check_valid(indptr, indices, mate, np.ones(3000))
-    assert size == scipy_size(indptr, indices, 3000)
+    indices = indices + 40
+    indices[rng.choice(indices.size, size=300, replace=False)] = 47
+    heavy = np.concatenate([rng.integers(40, n_right, size=600), np.arange(300) % 40])
+    indices = np.concatenate([indices, np.arange(40), heavy]).astype(np.int32)
+    tail = np.concatenate([np.arange(1, 41), 40 + 300 * np.arange(1, 4)]).astype(np.int32)
+    indptr = np.concatenate([indptr, indptr[-1] + tail])
+    mate = hopcroft_karp(indptr, indices, n_right)
+    size = check_valid(indptr, indices, mate, np.ones(n_right))
+    assert size == scipy_size(indptr, indices, n_right)
 
 
 @pytest.mark.parametrize("family", ["match-random-d3", "match-random-d4"])

@@ -159,6 +159,7 @@ void karp_sipser(Span<std::int32_t> indptr, Span<std::int32_t> indices, const Tr
         least = d;
       }
     }
+    if (best < 0) continue;  // only a saturated degree (kMany) hides that none is left
     match(static_cast<Index>(u), best);
     drain();
   }

@@ -124,7 +124,9 @@ void test_hopcroft_karp_stages_agree() {
       for (unsigned k = 0; k < deg; ++k) {
         g.indices.push_back(static_cast<std::int32_t>(rng() % static_cast<unsigned>(g.n_right)));
       }
-      if (trial % 10 == 0 && u < 3) {  // rows of 300 entries: degrees past one byte's range
+      // Rows of 300 entries (degrees past the start's one-byte counters), first and last:
+      // the last ones find their neighbours all taken.
+      if (trial % 10 == 0 && (u < 3 || u >= n_left - 3)) {
         for (int k = 0; k < 300; ++k) {
           g.indices.push_back(static_cast<std::int32_t>(rng() % 40));
         }
@@ -160,6 +162,22 @@ void test_hopcroft_karp_edge_cases() {
   I32 dup_indices(5001, 0);
   const I32 dup = sf::hopcroft_karp(span(dup_indptr), span(dup_indices), 1);
   CHECK((dup == I32{0, -1}));
+  // The Karp-Sipser start on a row of 300 entries whose neighbours the degree-1 rule has
+  // all taken before its turn: its saturated degree does not say so, the row stays free.
+  I32 heavy_indptr{0};
+  I32 heavy_indices;
+  for (std::int32_t j = 0; j < 40; ++j) {
+    heavy_indices.push_back(j);
+    heavy_indptr.push_back(static_cast<std::int32_t>(heavy_indices.size()));
+  }
+  for (int k = 0; k < 300; ++k) heavy_indices.push_back(k % 40);
+  heavy_indptr.push_back(static_cast<std::int32_t>(heavy_indices.size()));
+  const Csr heavy{heavy_indptr, heavy_indices, 40};
+  for (const bool karp_sipser : {false, true}) {
+    const I32 mate = sf::hopcroft_karp(span(heavy_indptr), span(heavy_indices), 40,
+                                       karp_sipser, -1);
+    CHECK(matching_size(heavy, mate, I64(40, 1)) == 40);
+  }
 }
 
 void test_b_matching_random() {

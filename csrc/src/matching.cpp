@@ -5,11 +5,11 @@
 // augmenting-path length, and an iterative DFS (explicit stack, current-arc pointers) that
 // augments a maximal set of left-disjoint shortest paths. The DFS stack holds at most one
 // entry per BFS layer, so its size is bounded by the number of left vertices whatever the
-// degrees or duplicate entries. On random sparse graphs matching starts with Karp-Sipser and
-// drops the free vertices that no augmenting path can reach (live_left) before searching;
-// this follows the maximum transversal study of I. S. Duff, K. Kaya and B. Ucar, "Design,
-// implementation, and analysis of maximum transversal algorithms", ACM Trans. Math. Software
-// 38(2), 2011.
+// degrees or duplicate entries. On random sparse graphs matching starts with Karp-Sipser
+// instead, drops the free vertices that no augmenting path can reach (live_left) and goes
+// to the phases at once. The starts and searches are among those compared by I. S. Duff,
+// K. Kaya and B. Ucar, "Design, implementation, and analysis of maximum transversal
+// algorithms", ACM Trans. Math. Software 38(2), 2011.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -86,15 +86,19 @@ def hopcroft_karp(
 
     Notes
     -----
-    A greedy first-fit pass (replaced by a Karp-Sipser start, degree-1 vertices first, when
-    first fit leaves a large gap to the trivial bound). On graphs with V + E <= 2^21, Pothen-Fan
-    phases with fairness (a DFS with lookahead from every free left vertex, alternating the
-    scan direction) follow while each matches at least 1/8 of the free vertices; a phase that
-    matches nothing proves the matching maximum. Hopcroft-Karp phases finish the rest: a BFS
-    from the free left vertices layers the graph by shortest augmenting-path length and an
-    iterative DFS augments a maximal set of vertex-disjoint shortest paths. O(E sqrt(V)) time
-    for the Hopcroft-Karp part, O(V) extra memory; the
-    DFS stack is bounded by the number of left vertices, never by a degree (scipy gh-26160).
+    A greedy first-fit pass, replaced by a Karp-Sipser start when first fit leaves a large gap
+    to the trivial bound (a vertex of either side with one unmatched neighbour takes it; when
+    none is left, the next left vertex takes its neighbour of least remaining degree). After
+    Karp-Sipser, one BFS backwards from the free right vertices finds the left vertices with
+    an alternating path to one; the other free left vertices can never be matched and are
+    dropped, and no search descends through the others. After first fit instead, the free
+    vertices get one depth-first search each with lookahead (a failed search marks what it
+    reached dead for good) on a budget of 2 (V + E) scans. Hopcroft-Karp phases finish the
+    rest: a BFS from the free left vertices layers the graph by shortest augmenting-path
+    length and an iterative DFS augments a maximal set of vertex-disjoint shortest paths.
+    O(E sqrt(V)) time, O(V + E) extra memory (the transposed adjacency of the Karp-Sipser
+    start); the DFS stack is bounded by the number of left vertices, never by a degree (scipy
+    gh-26160).
     Same result as ``scipy.sparse.csgraph.maximum_bipartite_matching(graph,
     perm_type="column")`` in matching size (the matched pairs may differ).
 

@@ -185,8 +185,8 @@ def test_hopcroft_karp_hard_families_match_scipy(family):
 
 def test_hopcroft_karp_sparse_random_graphs_after_karp_sipser_start():
     # Random sparse graphs (Poisson degrees 1.5 to 5, some duplicate entries) start with
-    # Karp-Sipser, then run Pothen-Fan phases, which either prove the matching maximum or hand
-    # the last free vertices over to Hopcroft-Karp phases: both exits, many shapes.
+    # Karp-Sipser; the free vertices left either have no augmenting path (dropped) or are
+    # matched by single searches: many shapes, matchings from perfect to far from it.
     rng = np.random.default_rng(15)
     for trial in range(60):
         n_left = int(rng.integers(500, 4_000))
@@ -205,6 +205,34 @@ def test_hopcroft_karp_sparse_random_graphs_after_karp_sipser_start():
         size = check_valid(indptr, indices, mate, np.ones(n_right))
         assert size == scipy_size(indptr, indices, n_right), trial
         assert np.unique(mate[mate >= 0]).size == size
+
+
+def test_hopcroft_karp_karp_sipser_with_high_degree_vertices():
+    # A sparse graph (the Karp-Sipser start runs) with a right vertex in 300 rows and, last,
+    # three left rows of 300 entries: degrees past the start's one-byte counters. The last
+    # row's neighbours are 40 right vertices that 40 degree-1 rows take first.
+    rng = np.random.default_rng(21)
+    n_right = 3040
+    indptr, indices = random_bipartite(3000, 3000, 4000, seed=6)
+    indices = indices + 40
+    indices[rng.choice(indices.size, size=300, replace=False)] = 47
+    heavy = np.concatenate([rng.integers(40, n_right, size=600), np.arange(300) % 40])
+    indices = np.concatenate([indices, np.arange(40), heavy]).astype(np.int32)
+    tail = np.concatenate([np.arange(1, 41), 40 + 300 * np.arange(1, 4)]).astype(np.int32)
+    indptr = np.concatenate([indptr, indptr[-1] + tail])
+    mate = hopcroft_karp(indptr, indices, n_right)
+    size = check_valid(indptr, indices, mate, np.ones(n_right))
+    assert size == scipy_size(indptr, indices, n_right)
+
+
+@pytest.mark.parametrize("family", ["match-random-d3", "match-random-d4"])
+def test_hopcroft_karp_large_sparse_random_graphs_match_scipy(family):
+    # A quarter-million vertices: the Karp-Sipser start, the pass that drops dead free
+    # vertices and the single searches at the scale they were tuned for.
+    indptr, indices, n_right = matching_instance(family, 1 << 18, 3)
+    mate = hopcroft_karp(indptr, indices, n_right)
+    size = check_valid(indptr, indices, mate, np.ones(n_right))
+    assert size == scipy_size(indptr, indices, n_right)
 
 
 def test_hopcroft_karp_single_searches_past_their_budget_hand_over_to_phases():

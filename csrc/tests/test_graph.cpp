@@ -92,7 +92,57 @@ void test_hopcroft_karp_random() {
     const Csr g = random_csr(rng, 7, 7, 4);
     const I32 mate = sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right);
     const I64 ones(static_cast<std::size_t>(g.n_right), 1);
-    CHECK(matching_size(g, mate, ones) == brute_b_matching(g, ones));
+    const int best = brute_b_matching(g, ones);
+    CHECK(matching_size(g, mate, ones) == best);
+    // Every stage on its own: with the Karp-Sipser start (which drops the dead free vertices
+    // before the phases), or with first fit and single searches to the end, none, or a few
+    // before the phases.
+    for (const bool karp_sipser : {false, true}) {
+      for (const std::int64_t budget : {-1, 0, 3}) {
+        const I32 staged =
+            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
+        CHECK(matching_size(g, staged, ones) == best);
+      }
+    }
+  }
+}
+
+// Medium sparse random graphs (Poisson-like degrees around 1 to 5, duplicates), too large for
+// brute force: every staged run reaches the size of the default one (checked against scipy
+// by the Python tests). The Karp-Sipser start leaves free vertices both dead and live, and
+// the phases after it skip the dead ones.
+void test_hopcroft_karp_stages_agree() {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 60; ++trial) {
+    Csr g;
+    const int n_left = 200 + static_cast<int>(rng() % 1800);
+    g.n_right = static_cast<std::int32_t>(n_left * (7 + static_cast<int>(rng() % 7)) / 10);
+    const auto max_deg = static_cast<unsigned>(2 + rng() % 8);
+    g.indptr.push_back(0);
+    for (int u = 0; u < n_left; ++u) {
+      const auto deg = static_cast<unsigned>(rng() % max_deg);
+      for (unsigned k = 0; k < deg; ++k) {
+        g.indices.push_back(static_cast<std::int32_t>(rng() % static_cast<unsigned>(g.n_right)));
+      }
+      // Rows of 300 entries (degrees past the start's one-byte counters), first and last:
+      // the last ones find their neighbours all taken.
+      if (trial % 10 == 0 && (u < 3 || u >= n_left - 3)) {
+        for (int k = 0; k < 300; ++k) {
+          g.indices.push_back(static_cast<std::int32_t>(rng() % 40));
+        }
+      }
+      g.indptr.push_back(static_cast<std::int32_t>(g.indices.size()));
+    }
+    const I64 ones(static_cast<std::size_t>(g.n_right), 1);
+    const int best =
+        matching_size(g, sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right), ones);
+    for (const bool karp_sipser : {false, true}) {
+      for (const std::int64_t budget : {-1, 0, 50}) {
+        const I32 staged =
+            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
+        CHECK(matching_size(g, staged, ones) == best);
+      }
+    }
   }
 }
 
@@ -112,6 +162,22 @@ void test_hopcroft_karp_edge_cases() {
   I32 dup_indices(5001, 0);
   const I32 dup = sf::hopcroft_karp(span(dup_indptr), span(dup_indices), 1);
   CHECK((dup == I32{0, -1}));
+  // The Karp-Sipser start on a row of 300 entries whose neighbours the degree-1 rule has
+  // all taken before its turn: its saturated degree does not say so, the row stays free.
+  I32 heavy_indptr{0};
+  I32 heavy_indices;
+  for (std::int32_t j = 0; j < 40; ++j) {
+    heavy_indices.push_back(j);
+    heavy_indptr.push_back(static_cast<std::int32_t>(heavy_indices.size()));
+  }
+  for (int k = 0; k < 300; ++k) heavy_indices.push_back(k % 40);
+  heavy_indptr.push_back(static_cast<std::int32_t>(heavy_indices.size()));
+  const Csr heavy{heavy_indptr, heavy_indices, 40};
+  for (const bool karp_sipser : {false, true}) {
+    const I32 mate = sf::hopcroft_karp(span(heavy_indptr), span(heavy_indices), 40,
+                                       karp_sipser, -1);
+    CHECK(matching_size(heavy, mate, I64(40, 1)) == 40);
+  }
 }
 
 void test_b_matching_random() {
@@ -443,6 +509,7 @@ void test_malformed_flow() {
 int main() {
   test_hopcroft_karp_random();
   test_hopcroft_karp_edge_cases();
+  test_hopcroft_karp_stages_agree();
   test_b_matching_random();
   test_b_matching_large_vs_expanded();
   test_b_matching_edge_cases();

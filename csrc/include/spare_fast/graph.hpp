@@ -26,7 +26,13 @@
 //
 // Complexity
 // ----------
-// * hopcroft_karp: O(E sqrt(V)) time, O(V) extra memory besides the output.
+// * hopcroft_karp: O(E sqrt(V)) time, O(V + E) extra memory besides the output. Greedy first
+//   fit, or Karp-Sipser (degree-1 rule on both sides over the transposed adjacency) when first
+//   fit leaves many left vertices free; after Karp-Sipser, one BFS backwards from the free
+//   right vertices drops the left vertices no augmenting path can reach, and Hopcroft-Karp
+//   phases skip them. After first fit, single searches (depth-first with lookahead; a failed
+//   one marks what it reached dead for good) on a work budget of O(V + E), and Hopcroft-Karp
+//   phases for what is left past it.
 // * max_b_matching: O((V + E) sqrt(n_left)) time, O(V + E) memory: right vertex j is never
 //   expanded into capacity[j] copies. Greedy first fit, or a pressure-greedy start (left
 //   vertices by increasing degree to the neighbour with the most room per pending left
@@ -74,10 +80,19 @@ namespace spare_fast {
 //
 // indptr (length n_left + 1) and indices (length indptr[n_left]) are the CSR adjacency of the
 // left vertices; every index must lie in [0, n_right). Returns, for every left vertex, its
-// matched right vertex or -1. Greedy first-fit (or Karp-Sipser) start, then Hopcroft-Karp
-// phases.
+// matched right vertex or -1. Greedy first fit, then single augmenting searches on a work
+// budget; or a Karp-Sipser start that drops the free vertices no augmenting path reaches.
+// Then Hopcroft-Karp phases.
 std::vector<Index> hopcroft_karp(Span<Index> indptr, Span<Index> indices,
                                         std::int64_t n_right);
+
+// The same, with the Karp-Sipser start forced (karp_sipser_start; otherwise it runs when first
+// fit leaves a large gap) and the work budget of the single searches after first fit given
+// (entries scanned; negative: the default 2 (V + E)). For tests, which drive every stage
+// through it on small graphs; callers use the overload above.
+std::vector<Index> hopcroft_karp(Span<Index> indptr, Span<Index> indices,
+                                        std::int64_t n_right, bool karp_sipser_start,
+                                        std::int64_t search_budget);
 
 // Maximum bipartite b-matching: right vertex j takes at most capacity[j] >= 0 left vertices,
 // a left vertex takes at most one right vertex. n_right = capacity.size. Returns, for every

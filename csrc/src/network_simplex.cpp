@@ -180,9 +180,10 @@ class NetworkSimplex {
     for (Index u = 0; u < n_; ++u) last_succ_[sz(u)] = u + node_[sz(u)].succ_num - 1;
     last_succ_[sz(root_)] = n_ > 0 ? n_ - 1 : root_;
     // Blocks of kBlockFactor sqrt(m) arcs: larger blocks mean fewer but dearer pivots
-    // (Kiraly and Kovacs use sqrt(m)); with the oriented pricing copy a block scans cheaply
-    // enough that 1.5 sqrt(m) is 5-10% faster on NETGEN-8 at 2^15-2^16 nodes, and within
-    // noise on the other families of the harness.
+    // (Kiraly and Kovacs use sqrt(m)). With the oriented pricing copy, 1.5 sqrt(m) measured
+    // 5-15% faster than sqrt(m) on NETGEN-8 at 2^15-2^16 nodes, NETGEN-SR and GRIDGEN, within
+    // noise on GOTO, road grids and NETGEN-8 at 2^17, and about 10% slower on NETGEN-LO-8
+    // (capacities 1..10, where more pivots move flow and a pivot outweighs its pricing).
     const double block = kBlockFactor * std::sqrt(static_cast<double>(n_real_));
     block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
   }

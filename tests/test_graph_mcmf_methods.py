@@ -128,9 +128,11 @@ def test_benchmark_families_agree_across_methods_and_ortools(family):
         check_flow(*inst.arrays(), r)
 
 
-@pytest.mark.parametrize("family", ["netgen-8", "gridgen", "goto"])
+@pytest.mark.parametrize("family", ["netgen-8", "netgen-lo-8", "gridgen", "goto"])
 def test_network_simplex_long_runs_match_ortools(family):
-    # Thousands of pivots: the simplex renumbers its nodes several times along the way.
+    # Thousands of pivots: the simplex renumbers its nodes several times along the way, and on
+    # NETGEN-LO-8 (capacities 1..10) many arcs leave the tree at their upper bound, where the
+    # pricing reads them reversed.
     inst = generate(family, 2_048, seed=5)
     status, cost, _ = ortools_solve(*inst.arrays())
     r = min_cost_flow(*inst.arrays(), method="network_simplex")
@@ -144,6 +146,35 @@ def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():
     for cost in ([1, 0, 0], [3, 1, 1]):
         a = min_cost_flow(n, tail, head, [1, 5, 5], cost, [2, 0, -2], method="auto")
         assert a.status == MinCostFlowStatus.OPTIMAL
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(
+    ("net", "expected"),
+    [
+        ((2, [0], [1], [5], [1], [3, -2]), MinCostFlowStatus.UNBALANCED),
+        ((2, [0], [1], [4], [2**62], [4, -4]), MinCostFlowStatus.OVERFLOW),  # total cost
+        ((4, [0, 1], [2, 3], [2**62] * 2, [1, 1], [2**62, 2**62, -(2**62), -(2**62)]), None),
+        ((3, [0, 1], [1, 2], [1, 1], [2**60, 1], [0, 0, 0]), MinCostFlowStatus.OVERFLOW),
+    ],
+    ids=["unbalanced", "cost-bound", "supply-sum", "potentials"],
+)
+def test_methods_share_the_opening_checks(method, net, expected):
+    # All methods open alike (validation, supply balance, int64 bounds): same status, no flow.
+    r = min_cost_flow(*net, method=method)
+    assert r.status == (expected or MinCostFlowStatus.OVERFLOW)
+    assert r.flow.tolist() == [0] * len(net[1]) and r.total_cost == 0 and r.flow_value == 0
+
+
+def test_network_simplex_overflow_of_its_own_bound_falls_back_in_auto():
+    # Capacities near 2^62 fit the primal-dual method's bounds but not the simplex's (twice the
+    # flow an artificial arc may carry): network_simplex reports OVERFLOW, auto solves it.
+    # Here 2^60 of supply plus three arcs that could each carry it: 2^62, doubled past int64.
+    net = (3, [0, 1, 0], [1, 2, 2], [2**61] * 3, [1, 1, 3], [2**60, 0, -(2**60)])
+    assert min_cost_flow(*net, method="network_simplex").status == MinCostFlowStatus.OVERFLOW
+    r = min_cost_flow(*net, method="auto")
+    assert r.status == MinCostFlowStatus.OPTIMAL and r.total_cost == 2**61
+    assert r.flow.tolist() == [2**60, 2**60, 0]
 
 
 def test_unknown_method_is_value_error():

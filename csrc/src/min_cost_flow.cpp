@@ -280,23 +280,17 @@ void detail::validate_min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tai
 MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                                 Span<std::int32_t> head, Span<std::int64_t> capacity,
                                 Span<std::int64_t> cost, Span<std::int64_t> supply) {
-  validate(n_nodes, tail, head, capacity, cost, supply);
   MinCostFlowResult result;
-  result.flow.assign(tail.size, 0);
-
-  const detail::FlowTotals totals = detail::flow_totals(capacity, cost, supply);
-  if (!totals.balanced) {
-    result.status = MinCostFlowStatus::kUnbalanced;
-    return result;
-  }
-  const Wide i64_max = std::numeric_limits<std::int64_t>::max();
-  const Wide positive = totals.positive;
+  detail::FlowTotals totals;
   // Potentials and Dijkstra distances stay below about 2 (n + 2) * max cost; keep a factor 4.
-  const Wide potential_bound = 4 * (static_cast<Wide>(n_nodes) + 3) * totals.max_cost;
-  if (positive > i64_max || totals.cost_bound > i64_max || potential_bound > i64_max) {
-    result.status = MinCostFlowStatus::kOverflow;
+  auto potential_bound = [n_nodes](const detail::FlowTotals& t) {
+    return 4 * (static_cast<Wide>(n_nodes) + 3) * t.max_cost;
+  };
+  if (!detail::start_min_cost_flow(n_nodes, tail, head, capacity, cost, supply, potential_bound,
+                                   result, totals)) {
     return result;
   }
+  const Wide positive = totals.positive;
 
   ResidualNetwork network(static_cast<std::size_t>(n_nodes), tail, head, capacity, cost, supply);
   result.flow_value = network.solve();

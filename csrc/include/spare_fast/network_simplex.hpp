@@ -15,7 +15,9 @@
 // (a crash basis: one Dijkstra from all demand nodes, zero flow on those arcs), the others
 // from the root. Every other real arc starts at its lower bound. A pivot picks an entering
 // arc that violates its optimality condition (block search: the arcs are scanned cyclically in
-// blocks of about sqrt(m), and the most violating arc of the first block that has one enters),
+// blocks of about 1.5 sqrt(m), and the most violating arc of the first block that has one
+// enters; the pricing reads a copy of each real arc turned so that its reduced cost, read
+// forwards, is negative exactly when it violates: reversed, cost negated, at its upper bound),
 // pushes flow around the cycle it closes with the tree, lets the blocking arc that comes last
 // in the cycle's direction from the apex leave (this keeps the tree strongly feasible, which
 // rules out cycling), and updates the tree and the node potentials of the smaller side of the

@@ -243,6 +243,11 @@ bool Controller::augment_from(std::int32_t source) {
       const auto vi = static_cast<std::size_t>(v);
       const std::int32_t provider = assign_[vi];
       for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
+        // In the 0-1 state the edge's reduced cost is its cost, known without touching the
+        // group: an edge that cannot beat the best path found is skipped before the (random,
+        // cache-missing) reads of the group's state. Once `best` is known this prunes most of
+        // the last level's edges, which are most of a search near saturation.
+        if (bfs01 && d + cost_at(holder_[k], slot_layer_[k]) >= best) continue;
         const std::int32_t g = holder_[k];
         if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
         SearchNode& ng = node[T + g];

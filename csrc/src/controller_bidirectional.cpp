@@ -223,6 +223,9 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
       if (v < T) {
         const std::int32_t provider = assign_[vi];
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
+          // As in augment_from: in the 0-1 state an edge that cannot beat mu is skipped
+          // before the group's state is read.
+          if (bfs01 && d + cost_at(holder_[k], slot_layer_[k]) >= mu) continue;
           const std::int32_t g = holder_[k];
           if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
           const std::int32_t gn = T + g;
@@ -275,6 +278,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         const auto gi = static_cast<std::size_t>(g);
         const auto top = static_cast<std::size_t>(provided_layers(g));
         for (std::size_t l = 0; l < H; ++l) {
+          if (bfs01 && d + cost_at(g, static_cast<std::int32_t>(l)) >= mu) continue;
           const std::int32_t t = stacks_[gi * H + l];
           // Unassigned types are labelled too (they are dead ends backward): the other types
           // still pending in this event need exact backward distances for psi.

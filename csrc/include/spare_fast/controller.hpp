@@ -222,6 +222,10 @@ class Controller {
   void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b);
   // Completes a decision: wipe-out bookkeeping, or reorder + status/depth/phase.
   void finish(Decision& d, bool ok);
+  // After a failure raised the depth: a tie-break among the equally cheap assignments that
+  // empties lightly loaded groups (see "Packing after a raise" in controller.cpp). Changes
+  // neither the depth nor the moves nor the swaps.
+  void pack_after_raise();
 
   std::int32_t n_groups_ = 0;
   std::int32_t n_types_ = 0;
@@ -303,6 +307,12 @@ class Controller {
   std::vector<std::int32_t> path_fwd_;
   std::vector<std::int32_t> path_bwd_;
   std::vector<std::int32_t> free_cache_;
+  // pack_after_raise() scratch: a group's role in the current pass (giver or receiver), valid
+  // iff pack_stamp_[g] == pack_epoch_, and the (type, receiver) moves planned for one giver.
+  std::vector<std::uint32_t> pack_stamp_;
+  std::vector<std::uint8_t> pack_role_;
+  std::uint32_t pack_epoch_ = 0;
+  std::vector<std::pair<std::int32_t, std::int32_t>> pack_moves_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

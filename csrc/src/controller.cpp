@@ -554,14 +554,30 @@ void Controller::finish(Decision& d, bool ok) {
 }
 
 Decision Controller::fail(Span<std::int32_t> groups) {
+  Decision d;
+  fail_into(groups, d);
+  return d;
+}
+
+void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   const auto t0 = Clock::now();
   validate_groups(groups, /*want_alive=*/true);
   ++events_;
-  Decision d;
+  {
+    // Every field as a fresh Decision has it; the patch keeps its capacity.
+    std::vector<Index> patch = std::move(d.patch);
+    patch.clear();
+    d = Decision{};
+    d.patch = std::move(patch);
+  }
   const auto H = static_cast<std::size_t>(height_);
   bool lost_type = false;
   std::vector<std::int32_t>& displaced = displaced_;
   displaced.clear();
+  // The types f provides sit in its top depth_ layers (I1; depth_ is 0 after a wipe-out, when
+  // nothing is assigned), so only those layers are looked up in assign_: one random read per
+  // layer fewer below them.
+  const auto top = static_cast<std::size_t>(depth_);
   for (const std::int32_t f : groups) {
     const auto fi = static_cast<std::size_t>(f);
     alive_[fi] = 0;
@@ -569,7 +585,7 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     for (std::size_t l = 0; l < H; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
       if (--alive_holders_[t] == 0) lost_type = true;
-      if (assign_[t] == f) {
+      if (l < top && assign_[t] == f) {
         assign_[t] = -1;
         displaced.push_back(static_cast<std::int32_t>(t));
       }
@@ -579,7 +595,7 @@ Decision Controller::fail(Span<std::int32_t> groups) {
   if (wiped_out_ || lost_type || n_alive_ == 0) {
     finish(d, false);
     d.seconds = seconds_since(t0);
-    return d;
+    return;
   }
 
   // The assignment left after removing the displaced types costs 0 at every depth >= depth_
@@ -661,7 +677,6 @@ Decision Controller::fail(Span<std::int32_t> groups) {
     d.patch.push_back(assign_[static_cast<std::size_t>(t)]);
   }
   d.seconds = seconds_since(t0);
-  return d;
 }
 
 Decision Controller::rejoin(Span<std::int32_t> groups) {

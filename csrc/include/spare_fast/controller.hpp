@@ -117,6 +117,10 @@ class Controller {
 
   // Events. Each validates its whole input first; a rejected call changes nothing.
   Decision fail(Span<Index> groups);
+  // fail() writing into `d` (every field overwritten), reusing the capacity of its patch: a
+  // caller deciding many events in a row (batch.hpp) allocates nothing per event. On a rejected
+  // call `d` is unchanged.
+  void fail_into(Span<Index> groups, Decision& d);
   Decision rejoin(Span<Index> groups);
   Decision restart();
 

@@ -34,14 +34,19 @@
 // an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
 // still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
 // a min-cost flow there too: the paths found at S are undone and augmenting resumes from it
-// (an incremental raise; no full solve). Rejoins that may lower the depth and restarts run
+// (an incremental raise; no full solve). After a raise a bounded zero-cost pass moves types
+// onto other holders that already compute them and have room, emptying lightly loaded groups:
+// a tie-break among the equally cheap assignments that leaves the price (moves, swaps, depth)
+// as it was and keeps (I1)-(I2). Rejoins that may lower the depth and restarts run
 // the full solve: greedy zero-cost assignment, then SSP for the remaining types, from the
 // lowest depth ceil(T / alive) up.
 //
 // Complexity. Validation and construction O(N * height). A failure that needs no depth change
 // costs O(height * R) per displaced type plus the explored part of the residual graph, which is
-// small unless spare capacity is nearly exhausted. A full solve is O(E log E) per augmentation
-// in the worst case, with E = N * height, and in practice close to O(E).
+// small unless spare capacity is nearly exhausted; a raise adds the packing pass, at most
+// 2**16 holder checks (the whole pass at the simulator's sizes, a part of it at N = 100,000).
+// A full solve is O(E log E) per augmentation in the worst case, with E = N * height, and in
+// practice close to O(E).
 //
 // Limits. n_groups * height < 2**31; move costs in [0, 2**40] with n_groups * height *
 // max(move_cost) <= 2**56 (types.hpp), checked before any work, so no total overflows.

@@ -3,9 +3,11 @@
 A controlled failure sequence on a cyclic layout N = 6, r = 3 (group g holds types g, g+1, g+2,
 layer 0 first).  After a restart the depth is 1.  Group 2 fails: the depth rises to 2 (from
 the next step) and type 2 is patched onto group 1, which holds it in its second layer: one
-layer.  Group 0 then fails in the same step: its type 0 is patched onto group 5, which holds
-it in its second layer, which a depth-1 step does not compute: one more layer.  Priced at the
-controller's depth 2 instead, the second failure would cost nothing.
+layer (the raise also packs types 0 and 4 onto groups 5 and 3, which hold them in their second
+layers, leaving groups 0 and 4 providing nothing).  Group 5 then fails in the same step: its
+type 5 is patched onto group 4, which holds it in its second layer, which a depth-1 step does
+not compute: one more layer; its type 0 goes back to group 0's first layer, computed already.
+Priced at the controller's depth 2 instead, the second failure would cost nothing.
 """
 
 from __future__ import annotations
@@ -46,34 +48,35 @@ def test_controller_gives_the_patch_rows_the_test_prices():
     d1 = ctl.fail(2)
     assert d1.depth == 2 and d1.patch.tolist() == [[2, 1]]
     assert ctl.stacks[1].tolist() == [1, 2, 3]
-    d2 = ctl.fail(0)
-    assert d2.depth == 2 and d2.patch.tolist() == [[0, 5]]
-    assert ctl.stacks[5].tolist() == [5, 0, 1]  # type 0 in group 5's second layer
+    d2 = ctl.fail(5)
+    assert d2.depth == 2 and d2.patch.tolist() == [[5, 4], [0, 0]]
+    assert ctl.stacks[4].tolist() == [4, 5, 0]  # type 5 in group 4's second layer
+    assert ctl.stacks[0].tolist() == [0, 1, 2]  # type 0 in group 0's first layer
 
 
 def test_scheme_prices_patches_at_the_steps_depth():
     scheme = SpareScheme(SC, Layout.cyclic(6, 3))
     scheme.begin_step()
     assert scheme.fail([2]).patch_layers == 1  # type 2 onto group 1's second layer
-    assert scheme.fail([0]).patch_layers == 1  # type 0 onto group 5's second layer
+    assert scheme.fail([5]).patch_layers == 1  # type 5 onto group 4's second layer
 
 
 def test_a_patch_taken_on_earlier_in_the_step_is_not_charged_twice():
-    # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Type 7 goes to group 6 (its
-    # second layer: one layer).  When group 8 fails its types 8 and 9 go to group 6 as well and
-    # the controller moves types 6 and 7 on to group 4; when group 4 fails, type 7 goes back to
-    # group 6, which already computes it in this step, and type 6 to group 6's first layer.
-    seq = (5, 3, 7, 9, 8, 4)
+    # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Type 9 goes to group 8 (its
+    # second layer: one layer); the raise packs types onto fewer groups, so groups 1, 7 and 5
+    # provide nothing when they fail.  When group 0 fails its types 0 and 1 go to group 8 as
+    # well (its third and fourth layers: two layers on one group); when group 6 fails, type 9
+    # goes back to group 8, which already computes it in this step, and type 8 to group 8's
+    # first layer: nothing.  Charging the taken-on patch again would make that last one 1.
+    seq = (9, 1, 7, 5, 0, 6)
     ctl = Controller(Layout.cyclic(10, 4))
     rows = [ctl.fail(g).patch.tolist() for g in seq]
-    assert rows == [[[5, 4]], [[3, 2]], [[7, 6]], [[9, 8]], [[8, 6], [9, 6]], [[7, 6], [6, 6]]]
-    assert ctl.assignment[[6, 7]].tolist() == [6, 6]
+    assert rows == [[[9, 8]], [], [], [], [[0, 8], [1, 8]], [[9, 8], [8, 8]]]
+    assert ctl.assignment[[8, 9]].tolist() == [8, 8]
     scheme = SpareScheme(SC.replace(groups=10), Layout.cyclic(10, 4))
     scheme.begin_step()
     layers = [scheme.fail([g]).patch_layers for g in seq]
-    # Each of the first four rows is a second layer; (8 -> 6) and (9 -> 6) are two more on
-    # group 6; (7 -> 6) was taken on at the third failure and (6 -> 6) is a first layer.
-    assert layers == [1, 1, 1, 1, 2, 0]
+    assert layers == [1, 0, 0, 0, 2, 0]
 
 
 def test_a_group_back_mid_step_computes_nothing_in_that_step():
@@ -116,8 +119,8 @@ def _scripted(monkeypatch, script: list[tuple[float, int]]) -> None:
 def test_two_failures_in_the_step_after_a_restart(monkeypatch, batching):
     monkeypatch.setattr(sim_engine._Run, "batching", batching)
     # Step 0: groups 3, 4, 5 fail at t = 2, 3, 4; the third is a wipe-out.  The restart ends
-    # at 104 and step 0 is run again at depth 1; groups 2 and 0 fail inside it at 106 and 108.
-    _scripted(monkeypatch, [(2.0, 3), (3.0, 4), (4.0, 5), (106.0, 2), (108.0, 0)])
+    # at 104 and step 0 is run again at depth 1; groups 2 and 5 fail inside it at 106 and 108.
+    _scripted(monkeypatch, [(2.0, 3), (3.0, 4), (4.0, 5), (106.0, 2), (108.0, 5)])
     rep = simulate(SC, "spare", layout=Layout.cyclic(6, 3))
     assert (rep.failures, rep.restarts, rep.masked_failures) == (5, 1, 4)
     # By hand: the step after the restart computes 1 layer, plus 1 patch layer and the control

@@ -15,8 +15,9 @@ FailEachResult fail_each(Controller& controller, Span<std::int32_t> groups,
   out.swaps.reserve(n);
   out.full_solve.reserve(n);
   out.seconds.reserve(n);
+  Decision d;  // one decision reused: no allocation per event
   for (std::size_t i = 0; i < n; ++i) {
-    const Decision d = controller.fail(Span<std::int32_t>(groups.data + i, 1));
+    controller.fail_into(Span<std::int32_t>(groups.data + i, 1), d);
     out.status.push_back(static_cast<std::int32_t>(d.status));
     out.depth.push_back(d.depth);
     out.moves.push_back(d.moves);

@@ -192,8 +192,15 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   };
 
   // Forward root: the source type. Backward root: the sink, expanded at once (its in-edges
-  // come from the alive groups with room).
+  // come from the alive groups with room). In the 0-1 state every such group is at backward
+  // distance 0, so they are not pushed: the free list stands for them in the backward queue
+  // (counted in its size, its top 0 while one remains) and each is labelled only when popped,
+  // before any other backward node, which is a valid Dijkstra order. A search that the size
+  // rule keeps mostly forward (a long free list, a short forward queue) then never touches
+  // most of them; a forward label that reaches one meets the sink through its sink edge.
   relax_f(-1, source, 0, true);
+  const std::vector<std::int32_t>& roots = free_groups(unassigned);
+  std::size_t next_root = bfs01 ? 0 : roots.size();
   {
     const auto si = static_cast<std::size_t>(sink);
     bnode[sink].stamp = bsearch_stamp_;
@@ -201,18 +208,22 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
     bnode[sink].next = -1;
     bsettled_[si] = 1;
     bsettled_list_.push_back(sink);
-    const std::int64_t p_sink = potential(sink);
-    for (const std::int32_t g : free_groups(unassigned)) {
-      const std::int64_t rc = potential(T + g) - p_sink;
-      if (rc < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
-      relax_b(sink, T + g, rc);
+    if (!bfs01) {
+      const std::int64_t p_sink = potential(sink);
+      for (const std::int32_t g : roots) {
+        const std::int64_t rc = potential(T + g) - p_sink;
+        if (rc < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
+        relax_b(sink, T + g, rc);
+      }
     }
   }
   const std::int64_t p_sink = potential(sink);
+  auto b_size = [&]() { return roots.size() - next_root + bq.size(); };
+  auto b_top = [&]() { return next_root < roots.size() ? std::int64_t{0} : bq.top(); };
 
-  while (!fq.empty() && !bq.empty()) {
-    if (fq.top() + bq.top() >= mu) break;
-    if (fq.size() <= bq.size()) {
+  while (!fq.empty() && b_size() > 0) {
+    if (fq.top() + b_top() >= mu) break;
+    if (fq.size() <= b_size()) {
       const auto [d, v] = fq.pop();
       const auto vi = static_cast<std::size_t>(v);
       if (node[v].settled || d != node[v].dist) continue;
@@ -223,6 +234,9 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
       if (v < T) {
         const std::int32_t provider = assign_[vi];
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
+          // As in augment_from: in the 0-1 state an edge that cannot beat mu is skipped
+          // before the group's state is read.
+          if (bfs01 && d + cost_at(holder_[k], slot_layer_[k]) >= mu) continue;
           const std::int32_t g = holder_[k];
           if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
           const std::int32_t gn = T + g;
@@ -251,7 +265,24 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         }
       }
     } else {
-      const auto [d, v] = bq.pop();
+      std::int64_t d = 0;
+      std::int32_t v = -1;
+      if (next_root < roots.size()) {
+        // A free group, labelled now at distance 0 (the sink edge costs 0 in the 0-1 state).
+        v = T + roots[next_root++];
+        BackNode& n = bnode[v];
+        if (n.stamp == bsearch_stamp_ && bsettled_[static_cast<std::size_t>(v)]) continue;
+        bsettled_[static_cast<std::size_t>(v)] = 0;
+        n.stamp = bsearch_stamp_;
+        n.dist = 0;
+        n.next = sink;
+        if (f_labelled(v) && node[v].dist < mu) {
+          mu = node[v].dist;
+          meet = v;
+        }
+      } else {
+        std::tie(d, v) = bq.pop();
+      }
       const auto vi = static_cast<std::size_t>(v);
       if (bsettled_[vi] || d != bnode[v].dist) continue;
       bq.expanding(d);
@@ -275,6 +306,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         const auto gi = static_cast<std::size_t>(g);
         const auto top = static_cast<std::size_t>(provided_layers(g));
         for (std::size_t l = 0; l < H; ++l) {
+          if (bfs01 && d + cost_at(g, static_cast<std::int32_t>(l)) >= mu) continue;
           const std::int32_t t = stacks_[gi * H + l];
           // Unassigned types are labelled too (they are dead ends backward): the other types
           // still pending in this event need exact backward distances for psi.

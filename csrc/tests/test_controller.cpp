@@ -175,6 +175,27 @@ void test_raises_and_saturation_match_solve() {
   }
   CHECK(raises >= 2);
 }
+void test_fail_into_equals_fail_and_reuses_the_decision() {
+  // Two controllers on one layout: fail() on one, fail_into() with one reused Decision on the
+  // other; every field agrees, and a rejected call leaves the reused decision as it was.
+  const auto s = cyclic(40, 4);
+  Controller a(span(s), 40, 4, {});
+  Controller b(span(s), 40, 4, {});
+  Decision reused;
+  for (std::int32_t g : {3, 17, 4, 29, 5, 11, 6}) {
+    std::vector<std::int32_t> one = {g};
+    const Decision d = a.fail(span(one));
+    b.fail_into(span(one), reused);
+    CHECK(reused.status == d.status && reused.depth == d.depth && reused.moves == d.moves);
+    CHECK(reused.swaps == d.swaps && reused.phase == d.phase && reused.event == d.event);
+    CHECK(reused.patch == d.patch && reused.full_solve == d.full_solve);
+    if (d.status == Status::kWipeout) break;
+  }
+  const Decision kept = reused;
+  std::vector<std::int32_t> dead = {3};
+  EXPECT_THROW(std::invalid_argument, b.fail_into(span(dead), reused), "already dead");
+  CHECK(reused.patch == kept.patch && reused.event == kept.event);
+}
 }  // namespace
 
 int main() {
@@ -183,5 +204,6 @@ int main() {
   test_malformed_input();
   test_solve_matches_incremental();
   test_raises_and_saturation_match_solve();
+  test_fail_into_equals_fail_and_reuses_the_decision();
   return harness::summary("test_controller");
 }

@@ -1,13 +1,16 @@
 """Patch pricing: a step computes its starting depth's layers plus the patches it took on.
 
-A controlled failure sequence on a cyclic layout N = 6, r = 3 (group g holds types g, g+1, g+2,
-layer 0 first).  After a restart the depth is 1.  Group 2 fails: the depth rises to 2 (from
-the next step) and type 2 is patched onto group 1, which holds it in its second layer: one
-layer (the raise also packs types 0 and 4 onto groups 5 and 3, which hold them in their second
-layers, leaving groups 0 and 4 providing nothing).  Group 5 then fails in the same step: its
-type 5 is patched onto group 4, which holds it in its second layer, which a depth-1 step does
-not compute: one more layer; its type 0 goes back to group 0's first layer, computed already.
-Priced at the controller's depth 2 instead, the second failure would cost nothing.
+A failure loses what the failed groups computed in the step in progress and no alive group
+computes in it; each lost type costs one layer on its new provider.  A controlled failure
+sequence on a cyclic layout N = 6, r = 3 (group g holds types g, g+1, g+2, layer 0 first).
+After a restart the depth is 1.  Group 2 fails: the depth rises to 2 (from the next step) and
+type 2 is patched onto group 1, which holds it in its second layer: one layer (the raise also
+packs types 0 and 4 onto groups 5 and 3, which hold them in their second layers, leaving
+groups 0 and 4 providing nothing; in this depth-1 step they still compute types 0 and 4).
+Group 5 then fails in the same step: its type 5 goes to group 4, which holds it in its
+second layer, which a depth-1 step does not compute: one more layer.  The controller also
+hands type 0 back to group 0, which computes it in this step already: nothing.  Priced at the
+controller's depth 2 instead, the second failure would cost nothing.
 """
 
 from __future__ import annotations
@@ -63,20 +66,72 @@ def test_scheme_prices_patches_at_the_steps_depth():
 
 def test_a_patch_taken_on_earlier_in_the_step_is_not_charged_twice():
     # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Type 9 goes to group 8 (its
-    # second layer: one layer); the raise packs types onto fewer groups, so groups 1, 7 and 5
-    # provide nothing when they fail.  When group 0 fails its types 0 and 1 go to group 8 as
-    # well (its third and fourth layers: two layers on one group); when group 6 fails, type 9
-    # goes back to group 8, which already computes it in this step, and type 8 to group 8's
-    # first layer: nothing.  Charging the taken-on patch again would make that last one 1.
+    # second layer: one layer).  The raise packs types onto fewer groups, so groups 1, 7 and
+    # 5 provide nothing when they fail, but each still computed its first layer in this
+    # step: one layer each on the type's new provider.  When group 0 fails it loses type 0
+    # and type 1, which it took on as a patch; both go to group 8: two layers on one group.
+    # When group 6 fails the controller moves type 9 back to group 8, which computes it in
+    # this step already (its patch from the first failure), and type 8 to group 8's first
+    # layer: neither is charged.  Group 6's own type 6 and its taken-on type 7 go to
+    # group 4: two layers.  Charging the decision's rows instead would make the last one 3.
     seq = (9, 1, 7, 5, 0, 6)
     ctl = Controller(Layout.cyclic(10, 4))
     rows = [ctl.fail(g).patch.tolist() for g in seq]
     assert rows == [[[9, 8]], [], [], [], [[0, 8], [1, 8]], [[9, 8], [8, 8]]]
     assert ctl.assignment[[8, 9]].tolist() == [8, 8]
+    assert ctl.assignment[[6, 7]].tolist() == [4, 4]
     scheme = SpareScheme(SC.replace(groups=10), Layout.cyclic(10, 4))
     scheme.begin_step()
     layers = [scheme.fail([g]).patch_layers for g in seq]
-    assert layers == [1, 0, 0, 0, 2, 0]
+    assert layers == [1, 1, 1, 1, 2, 2]
+
+
+def _reference_layers(layout: Layout, seq: list[list[int]]) -> list[int]:
+    """The rule of docs/model.md on plain sets, driving its own controller: one step."""
+    ctl = Controller(layout)
+    depth = ctl.depth
+    computes = [set(row[:depth]) for row in ctl.stacks.tolist()]
+    alive = [True] * layout.n_groups
+    out = []
+    for groups in seq:
+        d = ctl.fail(groups)
+        assert d.ok
+        lost: set[int] = set()
+        for g in groups:
+            alive[g] = False
+            lost |= computes[g]
+            computes[g] = set()
+        lost = {
+            t for t in lost if not any(alive[h] and t in computes[h] for h in range(len(alive)))
+        }
+        load: dict[int, int] = {}
+        for t in lost:
+            p = int(ctl.assignment[t])
+            computes[p].add(t)
+            load[p] = load.get(p, 0) + 1
+        out.append(max(load.values(), default=0))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_patch_layers_match_a_set_reference(seed):
+    rng = np.random.default_rng(seed)
+    layout = [Layout.cyclic(12, 3), Layout.sidon(30, 4, seed=seed), Layout.cyclic(20, 5)][seed % 3]
+    n = layout.n_groups
+    order = rng.permutation(n).tolist()
+    seq: list[list[int]] = []
+    probe = Controller(layout)
+    while order:
+        k = int(rng.integers(1, 3))
+        groups, order = order[:k], order[k:]
+        if not probe.fail(groups).ok:
+            break
+        seq.append(groups)
+    assert len(seq) >= 3
+    scheme = SpareScheme(SC.replace(groups=n), layout)
+    scheme.begin_step()
+    got = [scheme.fail(g).patch_layers for g in seq]
+    assert got == _reference_layers(layout, seq)
 
 
 def test_a_group_back_mid_step_computes_nothing_in_that_step():

@@ -250,9 +250,14 @@ class SpareScheme:
     -----
     Patch compute: a step computes, on every alive group, its top layers at the step's
     starting depth plus the patch types it has taken on so far in this step (a depth change
-    applies from the next step).  Each ``(type, group)`` row of ``Decision.patch`` costs one
-    layer on that group unless it already computes the type in this step; the step then
+    applies from the next step).  A failure loses the types that the failed groups computed in
+    this step and that no alive group computes in it; each lost type is recomputed by its new
+    provider (the controller's assignment after the decision), one layer each, and the step
     lasts as long as its busiest patching survivor: ``max`` over groups of the extra layers.
+    What the step loses is read from the step's own work, not from the decision's patch rows:
+    the controller may have moved a type off a group earlier in the step (an augmenting path,
+    the packing after a depth raise) while that group still computes it in the step in
+    progress, and a type whose new provider already computes it costs nothing.
     The engine calls :meth:`begin_step` when a step starts; the step's starting layers are
     copied at its first event.
     """
@@ -277,6 +282,7 @@ class SpareScheme:
         # first event; None before that) and, per group, the patch types taken on since.
         self._step_top: np.ndarray | None = None
         self._step_extra: dict[int, set[int]] = {}
+        self._holder_rows = np.asarray(layout.holders())
         # Coverage bookkeeping for the expected-cost restart rule: the groups holding each
         # type (a controller reorders stacks but never changes what a group holds), how many
         # of them are alive, and for each alive group the number of types it alone still holds.
@@ -355,23 +361,39 @@ class SpareScheme:
                 self._n_holders[t] -= 1
                 if self._n_holders[t] == 1:
                     self._add_sole(self._alive_holder(t), 1)
-        patch = np.asarray(d.patch)
+        lost = self._lost_types(groups, top)
         layers = 0
-        if patch.shape[0]:
-            types, providers = patch[:, 0], patch[:, 1]
-            computed = (top[providers] == types[:, None]).any(axis=1)
-            if not computed.all():
-                extra = self._step_extra
-                load: dict[int, int] = {}
-                rows = patch[~computed].tolist()
-                for t, p in rows:
-                    taken = extra.setdefault(p, set())
-                    if t not in taken:
-                        taken.add(t)
-                        load[p] = load.get(p, 0) + 1
-                layers = max(load.values(), default=0)
+        if lost.size:
+            extra = self._step_extra
+            load: dict[int, int] = {}
+            for t, p in zip(lost.tolist(), np.asarray(ctl.assignment)[lost].tolist(), strict=True):
+                extra.setdefault(p, set()).add(t)
+                load[p] = load.get(p, 0) + 1
+            layers = max(load.values())
         control = (float(d.seconds) if self._measured else self._control) + self._shrink
         return FailureOutcome(wipeout=False, patch_layers=layers, control=control)
+
+    def _lost_types(self, groups: Sequence[int], top: np.ndarray) -> np.ndarray:
+        """Types the failed groups computed in this step that no alive group computes in it.
+
+        Call after the controller has marked ``groups`` dead; drops their taken-on patches.
+        """
+        extra = self._step_extra
+        done: set[int] = set()
+        for g in groups:
+            done.update(int(t) for t in top[g] if t >= 0)
+            done.update(extra.pop(g, ()))
+        if not done:
+            return np.empty(0, dtype=np.int64)
+        types = np.fromiter(sorted(done), dtype=np.int64, count=len(done))
+        holders = self._holder_rows[types]  # (k, r)
+        alive = np.asarray(self._ctl.alive)[holders]
+        in_top = (top[holders] == types[:, None, None]).any(axis=2)
+        covered = (alive & in_top).any(axis=1)
+        for i in np.flatnonzero(~covered).tolist():
+            t = int(types[i])
+            covered[i] = any(t in extra.get(int(h), ()) for h in holders[i][alive[i]].tolist())
+        return types[~covered]
 
     def rejoin(self, groups: Sequence[int]) -> None:
         top = self._step_layers()

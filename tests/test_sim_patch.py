@@ -4,13 +4,10 @@ A failure loses what the failed groups computed in the step in progress and no a
 computes in it; each lost type costs one layer on its new provider.  A controlled failure
 sequence on a cyclic layout N = 6, r = 3 (group g holds types g, g+1, g+2, layer 0 first).
 After a restart the depth is 1.  Group 2 fails: the depth rises to 2 (from the next step) and
-type 2 is patched onto group 1, which holds it in its second layer: one layer (the raise also
-packs types 0 and 4 onto groups 5 and 3, which hold them in their second layers, leaving
-groups 0 and 4 providing nothing; in this depth-1 step they still compute types 0 and 4).
-Group 5 then fails in the same step: its type 5 goes to group 4, which holds it in its
-second layer, which a depth-1 step does not compute: one more layer.  The controller also
-hands type 0 back to group 0, which computes it in this step already: nothing.  Priced at the
-controller's depth 2 instead, the second failure would cost nothing.
+type 2 is patched onto group 1, which holds it in its second layer: one layer.  Group 0 then
+fails in the same step: its type 0 is patched onto group 5, which holds it in its second
+layer, which a depth-1 step does not compute: one more layer.  Priced at the controller's
+depth 2 instead, the second failure would cost nothing.
 """
 
 from __future__ import annotations
@@ -51,39 +48,36 @@ def test_controller_gives_the_patch_rows_the_test_prices():
     d1 = ctl.fail(2)
     assert d1.depth == 2 and d1.patch.tolist() == [[2, 1]]
     assert ctl.stacks[1].tolist() == [1, 2, 3]
-    d2 = ctl.fail(5)
-    assert d2.depth == 2 and d2.patch.tolist() == [[5, 4], [0, 0]]
-    assert ctl.stacks[4].tolist() == [4, 5, 0]  # type 5 in group 4's second layer
-    assert ctl.stacks[0].tolist() == [0, 1, 2]  # type 0 in group 0's first layer
+    d2 = ctl.fail(0)
+    assert d2.depth == 2 and d2.patch.tolist() == [[0, 5]]
+    assert ctl.stacks[5].tolist() == [5, 0, 1]  # type 0 in group 5's second layer
 
 
 def test_scheme_prices_patches_at_the_steps_depth():
     scheme = SpareScheme(SC, Layout.cyclic(6, 3))
     scheme.begin_step()
     assert scheme.fail([2]).patch_layers == 1  # type 2 onto group 1's second layer
-    assert scheme.fail([5]).patch_layers == 1  # type 5 onto group 4's second layer
+    assert scheme.fail([0]).patch_layers == 1  # type 0 onto group 5's second layer
 
 
 def test_a_patch_taken_on_earlier_in_the_step_is_not_charged_twice():
-    # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Type 9 goes to group 8 (its
-    # second layer: one layer).  The raise packs types onto fewer groups, so groups 1, 7 and
-    # 5 provide nothing when they fail, but each still computed its first layer in this
-    # step: one layer each on the type's new provider.  When group 0 fails it loses type 0
-    # and type 1, which it took on as a patch; both go to group 8: two layers on one group.
-    # When group 6 fails the controller moves type 9 back to group 8, which computes it in
-    # this step already (its patch from the first failure), and type 8 to group 8's first
-    # layer: neither is charged.  Group 6's own type 6 and its taken-on type 7 go to
-    # group 4: two layers.  Charging the decision's rows instead would make the last one 3.
-    seq = (9, 1, 7, 5, 0, 6)
+    # Cyclic N = 10, r = 4, six failures in one depth-1 step.  Types 5, 3, 7 and 9 go to
+    # groups 4, 2, 6 and 8 (second layers: one layer each).  When group 8 fails it loses its
+    # type 8 and the type 9 it took on; both go to group 6: two layers.  The same decision's
+    # augmenting paths move types 4 and 5 off group 4 (to groups 1 and 2) and types 6 and 7
+    # onto it, effective from the next step.  When group 4 fails the decision's rows are
+    # (7 -> 6), taken on at the third failure, and (6 -> 6), a first layer: neither costs.
+    # What the step loses is what group 4 computed in it, types 4 and 5, which groups 1 and
+    # 2 do not compute in this step: one layer on each.  Priced by the rows it would be 0.
+    seq = (5, 3, 7, 9, 8, 4)
     ctl = Controller(Layout.cyclic(10, 4))
     rows = [ctl.fail(g).patch.tolist() for g in seq]
-    assert rows == [[[9, 8]], [], [], [], [[0, 8], [1, 8]], [[9, 8], [8, 8]]]
-    assert ctl.assignment[[8, 9]].tolist() == [8, 8]
-    assert ctl.assignment[[6, 7]].tolist() == [4, 4]
+    assert rows == [[[5, 4]], [[3, 2]], [[7, 6]], [[9, 8]], [[8, 6], [9, 6]], [[7, 6], [6, 6]]]
+    assert ctl.assignment[[4, 5, 6, 7]].tolist() == [1, 2, 6, 6]
     scheme = SpareScheme(SC.replace(groups=10), Layout.cyclic(10, 4))
     scheme.begin_step()
     layers = [scheme.fail([g]).patch_layers for g in seq]
-    assert layers == [1, 1, 1, 1, 2, 2]
+    assert layers == [1, 1, 1, 1, 2, 1]
 
 
 def _reference_layers(layout: Layout, seq: list[list[int]]) -> list[int]:
@@ -174,8 +168,8 @@ def _scripted(monkeypatch, script: list[tuple[float, int]]) -> None:
 def test_two_failures_in_the_step_after_a_restart(monkeypatch, batching):
     monkeypatch.setattr(sim_engine._Run, "batching", batching)
     # Step 0: groups 3, 4, 5 fail at t = 2, 3, 4; the third is a wipe-out.  The restart ends
-    # at 104 and step 0 is run again at depth 1; groups 2 and 5 fail inside it at 106 and 108.
-    _scripted(monkeypatch, [(2.0, 3), (3.0, 4), (4.0, 5), (106.0, 2), (108.0, 5)])
+    # at 104 and step 0 is run again at depth 1; groups 2 and 0 fail inside it at 106 and 108.
+    _scripted(monkeypatch, [(2.0, 3), (3.0, 4), (4.0, 5), (106.0, 2), (108.0, 0)])
     rep = simulate(SC, "spare", layout=Layout.cyclic(6, 3))
     assert (rep.failures, rep.restarts, rep.masked_failures) == (5, 1, 4)
     # By hand: the step after the restart computes 1 layer, plus 1 patch layer and the control

@@ -81,8 +81,6 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   const std::size_t nodes = static_cast<std::size_t>(n_types) + static_cast<std::size_t>(n) + 1;
   node_.assign(nodes, SearchNode{});
   deep_stamp_.assign(static_cast<std::size_t>(n), 0);
-  pack_stamp_.assign(static_cast<std::size_t>(n), 0);
-  pack_role_.assign(static_cast<std::size_t>(n), 0);
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
   reserve_backward_search();
 }
@@ -446,90 +444,6 @@ void Controller::reorder_stacks(Decision& d) {
   }
 }
 
-// Packing after a raise. A raise from S to S' leaves every type with its provider and adds the
-// few paths of the event, so each group keeps providing about T / alive types although S' per
-// group would do. A full solve's greedy start packs types onto the first holder with room, and
-// a failure later in the same step that hits a group providing nothing displaces nothing (the
-// simulator's patch rule charges it no layer). This pass restores that packing without changing
-// the decision's price: it moves a type t from its provider g to another alive holder h only if
-// t sits in the top S' layers of both (before the event), so t costs 0 before and after, and h
-// has room (load < S'). The moves, the swaps and the depth are unchanged, and the assignment
-// still costs 0 against the reordered stacks (I1) with loads <= S' (I2), so the next event's
-// search starts from a min-cost flow as before. A giver moves all its types or none, gives only
-// to receivers (which never give in the same pass) and is never given to, so each success
-// empties one group. Receivers with the most load are preferred (tighter packing). The pass
-// visits groups in id order and stops after kPackBudget holder checks, which bounds a raise's
-// extra cost at any N (the whole pass runs at the simulator's sizes, N * S' * R below it).
-void Controller::pack_after_raise() {
-  constexpr std::int64_t kPackBudget = 1 << 16;
-  constexpr std::uint8_t kGiver = 1;
-  constexpr std::uint8_t kReceiver = 2;
-  if (++pack_epoch_ == 0) {
-    std::fill(pack_stamp_.begin(), pack_stamp_.end(), 0u);
-    pack_epoch_ = 1;
-  }
-  const std::uint32_t epoch = pack_epoch_;
-  auto role = [&](std::size_t g) -> std::uint8_t {
-    return pack_stamp_[g] == epoch ? pack_role_[g] : std::uint8_t{0};
-  };
-  auto set_role = [&](std::size_t g, std::uint8_t r) {
-    pack_stamp_[g] = epoch;
-    pack_role_[g] = r;
-  };
-  const std::int32_t s = depth_;
-  const auto R = static_cast<std::size_t>(redundancy_);
-  const auto H = static_cast<std::size_t>(height_);
-  std::int64_t budget = kPackBudget;
-  for (std::int32_t g = 0; g < n_groups_ && budget > 0; ++g) {
-    const auto gi = static_cast<std::size_t>(g);
-    if (!alive_[gi] || load_[gi] == 0 || role(gi) != 0) continue;
-    // Plan every type's move first; the group is emptied only if all of them find a receiver.
-    // Planned receivers' loads are raised as planned and restored if the plan fails.
-    pack_moves_.clear();
-    bool all = true;
-    budget -= static_cast<std::int64_t>(H);
-    for (std::size_t l = 0; l < H && all; ++l) {
-      const std::int32_t t = stacks_[gi * H + l];
-      const auto ti = static_cast<std::size_t>(t);
-      if (assign_[ti] != g) continue;
-      if (l >= static_cast<std::size_t>(s)) {
-        all = false;  // provided from below the top S' layers: moving it would change a cost
-        break;
-      }
-      std::int32_t best = -1;
-      std::int32_t best_load = -1;
-      for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-        const std::int32_t h = holder_[k];
-        const auto hi = static_cast<std::size_t>(h);
-        if (h == g || slot_layer_[k] >= s || !alive_[hi] || load_[hi] >= s) continue;
-        if (role(hi) == kGiver) continue;
-        if (load_[hi] > best_load) {
-          best = h;
-          best_load = load_[hi];
-        }
-      }
-      budget -= static_cast<std::int64_t>(R);
-      if (best < 0) {
-        all = false;
-      } else {
-        pack_moves_.emplace_back(t, best);
-        ++load_[static_cast<std::size_t>(best)];
-      }
-    }
-    if (!all) {
-      for (const auto& m : pack_moves_) --load_[static_cast<std::size_t>(m.second)];
-      continue;
-    }
-    set_role(gi, kGiver);
-    load_[gi] = 0;
-    for (const auto& m : pack_moves_) {
-      assign_[static_cast<std::size_t>(m.first)] = m.second;
-      record_change(m.first);
-      set_role(static_cast<std::size_t>(m.second), kReceiver);
-    }
-  }
-}
-
 void Controller::finish(Decision& d, bool ok) {
   d.event = events_;
   if (!ok) {
@@ -616,7 +530,6 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     deep_epoch_ = 1;
   }
   event_depth_ = depth_;
-  const std::int32_t entry_depth = depth_;
   std::int32_t s = std::max(depth_, ceil_div(n_types_, n_alive_));
   for (;; ++s) {
     if (s > height_) {
@@ -669,7 +582,6 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
       }
     }
   }
-  if (depth_ > entry_depth) pack_after_raise();
   finish(d, true);
   d.patch.reserve(2 * displaced.size());
   for (const std::int32_t t : displaced) {

@@ -34,19 +34,14 @@
 // an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
 // still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
 // a min-cost flow there too: the paths found at S are undone and augmenting resumes from it
-// (an incremental raise; no full solve). After a raise a bounded zero-cost pass moves types
-// onto other holders that already compute them and have room, emptying lightly loaded groups:
-// a tie-break among the equally cheap assignments that leaves the price (moves, swaps, depth)
-// as it was and keeps (I1)-(I2). Rejoins that may lower the depth and restarts run
+// (an incremental raise; no full solve). Rejoins that may lower the depth and restarts run
 // the full solve: greedy zero-cost assignment, then SSP for the remaining types, from the
 // lowest depth ceil(T / alive) up.
 //
 // Complexity. Validation and construction O(N * height). A failure that needs no depth change
 // costs O(height * R) per displaced type plus the explored part of the residual graph, which is
-// small unless spare capacity is nearly exhausted; a raise adds the packing pass, at most
-// 2**16 holder checks (the whole pass at the simulator's sizes, a part of it at N = 100,000).
-// A full solve is O(E log E) per augmentation in the worst case, with E = N * height, and in
-// practice close to O(E).
+// small unless spare capacity is nearly exhausted. A full solve is O(E log E) per augmentation
+// in the worst case, with E = N * height, and in practice close to O(E).
 //
 // Limits. n_groups * height < 2**31; move costs in [0, 2**40] with n_groups * height *
 // max(move_cost) <= 2**56 (types.hpp), checked before any work, so no total overflows.
@@ -231,10 +226,6 @@ class Controller {
   void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b);
   // Completes a decision: wipe-out bookkeeping, or reorder + status/depth/phase.
   void finish(Decision& d, bool ok);
-  // After a failure raised the depth: a tie-break among the equally cheap assignments that
-  // empties lightly loaded groups (see "Packing after a raise" in controller.cpp). Changes
-  // neither the depth nor the moves nor the swaps.
-  void pack_after_raise();
 
   std::int32_t n_groups_ = 0;
   std::int32_t n_types_ = 0;
@@ -316,12 +307,6 @@ class Controller {
   std::vector<std::int32_t> path_fwd_;
   std::vector<std::int32_t> path_bwd_;
   std::vector<std::int32_t> free_cache_;
-  // pack_after_raise() scratch: a group's role in the current pass (giver or receiver), valid
-  // iff pack_stamp_[g] == pack_epoch_, and the (type, receiver) moves planned for one giver.
-  std::vector<std::uint32_t> pack_stamp_;
-  std::vector<std::uint8_t> pack_role_;
-  std::uint32_t pack_epoch_ = 0;
-  std::vector<std::pair<std::int32_t, std::int32_t>> pack_moves_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

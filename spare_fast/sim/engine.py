@@ -29,11 +29,11 @@ from the real :class:`spare_fast.Controller`):
   (CKPT-only), r (replication) or the SPARe stack depth.  A depth change decided during a
   step applies from the next step.
 * **A masked failure mid-step** adds the decision and communicator-shrink time plus the patch
-  compute to the compute phase: a patch row costs a layer on its new provider unless that
-  group already computes the type in this step (its layers at the step's starting depth, or a
-  patch it took on earlier in the step), and the busiest provider sets the wait; during the
-  all-reduce phase the partial all-reduce is lost and rerun after the patch.  A masked
-  failure during a checkpoint save does not disturb the save.
+  compute to the compute phase: every type the failed groups computed in this step (their
+  layers at the step's starting depth and the patches they took on) that no alive group
+  computes in it costs a layer on its new provider, and the busiest provider sets the wait;
+  during the all-reduce phase the partial all-reduce is lost and rerun after the patch.  A
+  masked failure during a checkpoint save does not disturb the save.
 * **Rep+CKPT** runs ``M = N // r`` replica sets of r groups; the ``N mod r`` leftover groups
   are idle and never fail (``rep_leftover="idle"``, the default; ``"set"`` makes them one
   smaller set).  A masked failure costs only the communicator shrink (no controller

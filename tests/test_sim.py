@@ -157,7 +157,7 @@ def test_redundancy_one_is_checkpoint_only(model):
 @pytest.mark.parametrize(
     ("model", "units", "expected_units"),
     [
-        ("per_group", None, 1750),
+        ("per_group", None, 1500),
         ("per_group", 50, 50),
         ("per_group", 400, 400),
         ("renewal", None, 0),
@@ -472,7 +472,7 @@ def test_model_options_stepwise_matches_batched(monkeypatch, kw):
 def test_failure_units_generalise_per_group_and_per_gpu():
     sc = Scenario(groups=200, steps=300)
     base = simulate(sc, "replication", redundancy=3, seed=4)
-    _same(base, simulate(sc.replace(failure_units=1750), "replication", redundancy=3, seed=4))
+    _same(base, simulate(sc.replace(failure_units=1500), "replication", redundancy=3, seed=4))
     # Above the calibrated U the default is one unit per group.
     big = Scenario(groups=2000, steps=300, gpus=1_000_000)
     _same(

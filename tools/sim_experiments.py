@@ -218,7 +218,7 @@ def _best_cell(m: dict) -> str:
 MODELS = (
     ("renewal", {"failure_model": "renewal"}),
     ("per_group, one unit per group (U = N)", {"failure_units": "N"}),
-    ("per_group, U = 1750 (default)", {}),
+    ("per_group, U = 1500 (default)", {}),
 )
 
 

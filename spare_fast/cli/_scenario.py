@@ -75,7 +75,7 @@ _FIELDS: dict[str, tuple[Callable[[str], Any], str]] = {
     "failure_units": (
         int_at_least(1),
         "per_group model: independently aging units U, in [groups, gpus] "
-        "(default min(gpus, max(groups, 1750)))",
+        "(default min(gpus, max(groups, 1500)))",
     ),
 }
 

@@ -20,7 +20,7 @@ from the real :class:`spare_fast.Controller`):
   that share of failure events instead kills every alive group in that GPU's rack.
 * **Per-group failure models** (the default, ``"per_group"``; also ``"per_gpu"``): the cluster
   is U independently aging hardware units (``Scenario.failure_unit_count``, by default the
-  calibrated U = 1750); every group has its own Weibull lifetime, the first failure among its
+  calibrated U = 1500); every group has its own Weibull lifetime, the first failure among its
   U / N units; dead groups do not fail; a restart renews every group (or only the dead ones,
   ``restart_renews="failed"``) and ages are frozen during it unless ``restart_aging``.
 * **Step time.**  ``multiplier * compute * (1 + jitter * u) + allreduce`` with ``u`` uniform

@@ -29,8 +29,8 @@ def default_allreduce(groups: int) -> float:
 #: Independently aging hardware units of the default failure model, fitted to the paper's
 #: table (the U with the smallest mean absolute error over its six TTT/T0 values among
 #: 1000..2700; ``tools/sim_candidates.py calibrate``; README, "Calibration").  The paper does
-#: not give it; 600,000 GPUs / 1750 = about 343 GPUs (43 nodes of 8) per unit.
-CALIBRATED_FAILURE_UNITS = 1750
+#: not give it; 600,000 GPUs / 1500 = 400 GPUs (50 nodes of 8) per unit.
+CALIBRATED_FAILURE_UNITS = 1500
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ class Scenario:
     failure_units : int or None
         ``failure_model="per_group"`` only: the number U of independently aging hardware units
         the cluster is made of.  None (default): ``min(gpus, max(groups,
-        CALIBRATED_FAILURE_UNITS))`` with ``CALIBRATED_FAILURE_UNITS = 1750``, the value that
+        CALIBRATED_FAILURE_UNITS))`` with ``CALIBRATED_FAILURE_UNITS = 1500``, the value that
         fits the paper's table best (``tools/sim_candidates.py calibrate``, README); the paper
         does not state it.  ``failure_units=groups`` is one unit per group.  Every
         unit has a Weibull lifetime of mean ``U * mtbf`` (cluster-wide mean ``mtbf``); a group
@@ -304,7 +304,7 @@ class Scenario:
         >>> Scenario(groups=200, failure_units=1000).failure_unit_count
         1000
         >>> Scenario(groups=200).failure_unit_count, Scenario(groups=4000).failure_unit_count
-        (1750, 4000)
+        (1500, 4000)
         """
         if self.failure_units is not None:
             return int(self.failure_units)

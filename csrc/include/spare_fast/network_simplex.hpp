@@ -24,7 +24,8 @@
 // cut (only differences of potentials matter). The tree is stored as parent / parent arc /
 // direction, a preorder thread with its inverse, subtree sizes and the last node of every
 // subtree in thread order; a tree arc's flow and capacity sit in the record of the node below
-// it, so the walk to the apex reads one record per step.
+// it. The walk to the apex follows separate 8-byte parent / subtree-size records, so that its
+// chain of dependent reads stays in cache on larger networks.
 //
 // Memory order: the walks that dominate a pivot follow the thread, a chain of dependent reads.
 // The nodes are numbered in the preorder of the starting tree, and renumbered in thread order

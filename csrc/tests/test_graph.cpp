@@ -86,6 +86,19 @@ int matching_size(const Csr& g, const I32& mate, const I64& cap) {
   return size;
 }
 
+// Every hopcroft_karp stage setting (Karp-Sipser start or first fit; single searches to the
+// end, none, or `few` before the phases) reaches the maximum size `best`.
+void check_every_stage(const Csr& g, int best, std::int64_t few) {
+  const I64 ones(static_cast<std::size_t>(g.n_right), 1);
+  for (const bool karp_sipser : {false, true}) {
+    for (const std::int64_t budget : {std::int64_t{-1}, std::int64_t{0}, few}) {
+      const I32 staged =
+          sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
+      CHECK(matching_size(g, staged, ones) == best);
+    }
+  }
+}
+
 void test_hopcroft_karp_random() {
   std::mt19937 rng(1);
   for (int trial = 0; trial < 400; ++trial) {
@@ -97,13 +110,7 @@ void test_hopcroft_karp_random() {
     // Every stage on its own: with the Karp-Sipser start (which drops the dead free vertices
     // before the phases), or with first fit and single searches to the end, none, or a few
     // before the phases.
-    for (const bool karp_sipser : {false, true}) {
-      for (const std::int64_t budget : {-1, 0, 3}) {
-        const I32 staged =
-            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
-        CHECK(matching_size(g, staged, ones) == best);
-      }
-    }
+    check_every_stage(g, best, 3);
   }
 }
 
@@ -136,13 +143,7 @@ void test_hopcroft_karp_stages_agree() {
     const I64 ones(static_cast<std::size_t>(g.n_right), 1);
     const int best =
         matching_size(g, sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right), ones);
-    for (const bool karp_sipser : {false, true}) {
-      for (const std::int64_t budget : {-1, 0, 50}) {
-        const I32 staged =
-            sf::hopcroft_karp(span(g.indptr), span(g.indices), g.n_right, karp_sipser, budget);
-        CHECK(matching_size(g, staged, ones) == best);
-      }
-    }
+    check_every_stage(g, best, 50);
   }
 }
 

@@ -259,6 +259,44 @@ def test_snapshot_round_trip_gives_identical_later_decisions():
     assert np.array_equal(a.stacks, b.stacks)
 
 
+def test_label_guided_failures_match_solve_near_saturation():
+    # Unit costs at 5,000 groups, r = 20: from 2,300 failures on the spare room falls from 400
+    # slots to none, paths grow long and the label-guided search runs (the two-ended one takes
+    # the last 16 slots). Every decision there, the depth rise included, equals a fresh solve.
+    layout = Layout.sidon(5000, 20, seed=0)
+    order = np.random.default_rng(1).permutation(5000)
+    ctl = Controller(layout)
+    ctl.fail_each(order[:2300].astype(np.int32))
+    multi_hop = 0  # decisions whose paths average two moves or more per displaced type
+    for g in order[2300:2560]:
+        before = ctl.stacks.copy()
+        d = ctl.fail(int(g))
+        ref = solve(before, ctl.alive.copy())
+        assert (d.status, d.depth, d.moves) == (ref.status, ref.depth, ref.moves)
+        assert not d.full_solve
+        multi_hop += d.moves >= 2 * len(d.patch)
+        if d.status == Status.WIPEOUT:
+            break
+    assert ctl.depth == 3 and multi_hop > 20
+
+
+def test_snapshot_round_trip_keeps_decisions_identical_near_saturation():
+    # Unit costs, spare room nearly used up: the failure searches steer by distance labels
+    # learnt over earlier events, which change which of several min-cost answers is taken.
+    # The labels are not in the image; snapshot() resets them, so the writer and the restored
+    # controller go on identically (without that reset, most of these patches differ).
+    layout = Layout.sidon(5000, 20, seed=0)
+    order = np.random.default_rng(0).permutation(5000).astype(np.int32)
+    a = Controller(layout)
+    a.fail_each(order[:2400])
+    b = Controller.restore(a.snapshot())
+    ra, rb = a.fail_each(order[2400:]), b.fail_each(order[2400:])
+    assert ra.events == rb.events and len(ra.patch) > 1000
+    for field in ("status", "depth", "moves", "swaps", "patch", "patch_event"):
+        assert np.array_equal(getattr(ra, field), getattr(rb, field)), field
+    assert np.array_equal(a.stacks, b.stacks)
+
+
 def test_restore_rejects_corrupted_and_truncated_data():
     ctl = Controller(Layout.cyclic(30, 3))
     ctl.fail([1, 7])

@@ -123,7 +123,10 @@ void Controller::set_all_alive() {
 void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
   // Linear in len(groups): a sorted copy finds repeats without an O(N) scratch array.
   for (std::size_t i = 0; i < groups.size; ++i) {
-    check_range(index_name("groups", i), groups[i], 0, n_groups_);
+    // The name is built only for an error: this check runs once per event.
+    if (groups[i] < 0 || groups[i] >= n_groups_) {
+      check_range(index_name("groups", i), groups[i], 0, n_groups_);
+    }
   }
   for (std::size_t i = 0; i < groups.size; ++i) {
     const auto g = static_cast<std::size_t>(groups[i]);
@@ -383,6 +386,7 @@ bool Controller::assign_at_depth(std::int32_t s) {
 }
 
 bool Controller::full_solve(std::int32_t s_min) {
+  reset_labels();
   for (std::int32_t t = 0; t < n_types_; ++t) {
     if (alive_holders_[static_cast<std::size_t>(t)] == 0) return false;
   }
@@ -447,6 +451,7 @@ void Controller::reorder_stacks(Decision& d) {
 void Controller::finish(Decision& d, bool ok) {
   d.event = events_;
   if (!ok) {
+    reset_labels();
     wiped_out_ = true;
     std::fill(assign_.begin(), assign_.end(), -1);
     std::fill(load_.begin(), load_.end(), 0);
@@ -562,18 +567,38 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     }
     undo_.clear();
     log_undo_ = true;
-    bool ok = true;
-    for (std::size_t i = 0; i < pending.size(); ++i) {
+    // Unit costs: goal-directed searches on the distance labels kept between failures (they
+    // stay valid through this event's greedy placements: see controller_labels.cpp). Other
+    // costs, and unit costs with a spare room F = s * alive - T below kLabelMinRoom: the blind
+    // searches, which invalidate the labels. With a handful of groups with room the two-ended
+    // search is cheaper: filling one of the last free groups leaves stale the labels of every
+    // node that drained into it, and the goal-directed search relearns that whole region
+    // (measured at N = 100,000 and 1,000,000, r = 20, among F thresholds 0, 16, 64 and 256:
+    // 16 gave the least total time; 0 let single decisions reach 13-15 ms at N = 100,000).
+    constexpr std::int64_t kLabelMinRoom = 16;
+    const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
+    const bool labelled = unit_costs_ && room >= kLabelMinRoom;
+    if (labelled) {
+      prepare_labels(s);
+    } else if (!pending.empty()) {
+      reset_labels();
+    }
+    // With less room than types no path can exist at s: skip the searches.
+    bool ok = static_cast<std::int64_t>(s) * n_alive_ >= n_types_;
+    for (std::size_t i = 0; ok && i < pending.size(); ++i) {
       const std::int32_t t = pending[i];
       const auto unassigned = static_cast<std::int64_t>(pending.size() - i);
-      if (!(near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t))) {
-        ok = false;
-        break;
+      if (labelled) {
+        ok = augment_labelled(t);
+      } else {
+        ok = near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t);
       }
     }
     log_undo_ = false;
     if (ok) break;
-    // Undo this depth's paths (newest first): back to the zero-cost flow.
+    // Undo this depth's paths (newest first): back to the zero-cost flow. Loads fall, so the
+    // labels are no longer valid.
+    reset_labels();
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
       if (it->first < 0) {
         --load_[static_cast<std::size_t>(it->second)];
@@ -596,6 +621,8 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   validate_groups(groups, /*want_alive=*/false);
   ++events_;
   Decision d;
+  // A rejoined group brings edges and room back: the distance labels no longer hold.
+  reset_labels();
   const auto H = static_cast<std::size_t>(height_);
   for (const std::int32_t g : groups) {
     const auto gi = static_cast<std::size_t>(g);
@@ -634,6 +661,7 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
 Decision Controller::restart() {
   const auto t0 = Clock::now();
   ++events_;
+  reset_labels();
   set_all_alive();
   stacks_ = initial_stacks_;
   index_slots();

@@ -108,6 +108,9 @@ class Reader {
 }  // namespace
 
 std::string Controller::snapshot(const std::string& meta) const {
+  // The distance labels are a search cache outside the image: reset them here so that this
+  // controller and one restored from the image decide identically from now on.
+  reset_labels();
   Writer w;
   w.str().append(kMagic, sizeof(kMagic));
   w.put<std::uint32_t>(kVersion);

@@ -122,10 +122,12 @@ void test_solve_matches_incremental() {
 
 
 // Every failure to wipe-out on a spread layout (cyclic with the groups relabelled at random, so
-// augmenting paths are long near saturation and the two-ended search runs) with move costs and
-// some two-group failures: each decision, depth raises included, equals a fresh solve() in
-// status, depth and moves, and no failure runs the full solve.
-void test_raises_and_saturation_match_solve() {
+// augmenting paths are long near saturation and the two-ended search runs), with move costs or
+// unit costs (then the label-guided search runs until the last few groups with room, and
+// occasional rejoins reset its labels), and some two-group failures: each decision, depth
+// raises included, equals a fresh solve() in status, depth and moves, and no failure runs the
+// full solve.
+void check_raises_and_saturation(bool unit_costs) {
   const std::int32_t n = 400, r = 6;
   std::uint64_t x = 987654321;
   auto next = [&x](std::uint64_t m) {
@@ -148,10 +150,26 @@ void test_raises_and_saturation_match_solve() {
   }
   std::vector<std::int64_t> cost(s.size());
   for (auto& v : cost) v = 1 + next(3);
-  const Span<std::int64_t> costs(cost.data(), cost.size());
+  const Span<std::int64_t> costs =
+      unit_costs ? Span<std::int64_t>{} : Span<std::int64_t>(cost.data(), cost.size());
   Controller c(span(s), n, r, costs);
   int raises = 0;
+  int rejoins = 0;
   while (true) {
+    if (unit_costs && rejoins < 3 && next(60) == 0 && c.n_alive() < n) {
+      // A rejoin of one dead group, checked the same way.
+      std::vector<std::int32_t> back;
+      for (std::int32_t g = 0; g < n && back.empty(); ++g) {
+        if (!c.alive()[g]) back.push_back(g);
+      }
+      std::vector<std::int32_t> before(c.stacks(), c.stacks() + n * r);
+      const Decision d = c.rejoin(span(back));
+      std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+      const Decision ref = Controller::solve(span(before), n, r, {alive.data(), alive.size()},
+                                             costs, nullptr, nullptr);
+      CHECK(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves);
+      ++rejoins;
+    }
     std::vector<std::int32_t> alive_ids;
     for (std::int32_t g = 0; g < n; ++g) {
       if (c.alive()[g]) alive_ids.push_back(g);
@@ -175,6 +193,12 @@ void test_raises_and_saturation_match_solve() {
   }
   CHECK(raises >= 2);
 }
+
+void test_raises_and_saturation_match_solve() {
+  check_raises_and_saturation(/*unit_costs=*/false);
+  check_raises_and_saturation(/*unit_costs=*/true);
+}
+
 void test_fail_into_equals_fail_and_reuses_the_decision() {
   // Two controllers on one layout: fail() on one, fail_into() with one reused Decision on the
   // other; every field agrees, and a rejected call leaves the reused decision as it was.

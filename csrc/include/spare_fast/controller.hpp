@@ -192,6 +192,12 @@ class Controller {
   // `unassigned`: how many types (t included) have no provider now.
   bool augment_bidirectional(std::int32_t t, std::int64_t unassigned);
   bool near_saturation() const;
+  // The same path for unit costs, searched towards the sink with distance labels kept between
+  // failures (csrc/src/controller_labels.cpp). prepare_labels(s) starts them at 0 unless they
+  // are already valid at depth s.
+  bool augment_labelled(std::int32_t t);
+  void prepare_labels(std::int32_t s);
+  void reset_labels() const { label_depth_ = 0; }
   // The alive groups with load < price_depth_ (cached between calls, checked by total room).
   const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
   void reserve_backward_search();
@@ -307,6 +313,13 @@ class Controller {
   std::vector<std::int32_t> path_fwd_;
   std::vector<std::int32_t> path_bwd_;
   std::vector<std::int32_t> free_cache_;
+  // Distance labels (controller_labels.cpp): per type and group, a lower bound on the residual
+  // distance to the sink, valid at depth label_depth_ (0: not valid, to be reset). A cache:
+  // it steers only which of several min-cost answers a failure takes, and snapshot() resets
+  // it (hence mutable) so that a restored controller decides as the original does.
+  std::vector<std::int32_t> label_;
+  mutable std::int32_t label_depth_ = 0;
+  std::vector<std::vector<std::int32_t>> bucket_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

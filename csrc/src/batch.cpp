@@ -17,6 +17,10 @@ FailEachResult fail_each(Controller& controller, Span<std::int32_t> groups,
   out.seconds.reserve(n);
   Decision d;  // one decision reused: no allocation per event
   for (std::size_t i = 0; i < n; ++i) {
+    // The next failures are known: start their first cache misses now (a two-stage pipeline:
+    // the stack row two events ahead, then what the next event reads through that row).
+    if (i + 2 < n) controller.prefetch_failure(groups[i + 2], 0);
+    if (i + 1 < n) controller.prefetch_failure(groups[i + 1], 1);
     controller.fail_into(Span<std::int32_t>(groups.data + i, 1), d);
     out.status.push_back(static_cast<std::int32_t>(d.status));
     out.depth.push_back(d.depth);

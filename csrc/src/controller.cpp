@@ -121,7 +121,7 @@ void Controller::set_all_alive() {
 }
 
 void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
-  // Linear in len(groups): a sorted copy finds repeats without an O(N) scratch array.
+  // Short inputs: a sorted copy finds repeats without an O(N) scratch array.
   for (std::size_t i = 0; i < groups.size; ++i) {
     // The name is built only for an error: this check runs once per event.
     if (groups[i] < 0 || groups[i] >= n_groups_) {
@@ -135,7 +135,22 @@ void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) con
                                   (want_alive ? " is already dead" : " is already alive"));
     }
   }
-  if (groups.size > 1) {
+  if (groups.size > static_cast<std::size_t>(n_groups_) / 64) {
+    // A long sequence (fail_each over a whole trajectory): one pass over a bitmap of the N
+    // groups, cheaper than sorting once the sequence is a sizeable fraction of N.
+    std::vector<std::uint8_t> seen(static_cast<std::size_t>(n_groups_), 0);
+    for (std::size_t i = 0; i < groups.size; ++i) {
+      const auto g = static_cast<std::size_t>(groups[i]);
+      if (seen[g]) {
+        std::size_t first = 0;
+        while (groups[first] != groups[i]) ++first;
+        throw std::invalid_argument(index_name("groups", i) + " = " +
+                                    std::to_string(groups[i]) + " repeats " +
+                                    index_name("groups", first));
+      }
+      seen[g] = 1;
+    }
+  } else if (groups.size > 1) {
     std::vector<std::pair<std::int32_t, std::size_t>> sorted;
     sorted.reserve(groups.size);
     for (std::size_t i = 0; i < groups.size; ++i) sorted.emplace_back(groups[i], i);
@@ -470,6 +485,31 @@ void Controller::finish(Decision& d, bool ok) {
   d.status = Status::kOk;
   d.depth = depth_;
   d.phase = d.swaps == 0 ? 0 : 2;
+}
+
+void Controller::prefetch_failure(std::int32_t g, int stage) const {
+  if (g < 0 || g >= n_groups_) return;
+  const auto H = static_cast<std::size_t>(height_);
+  const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
+  if (stage == 0) {
+    __builtin_prefetch(row);
+    __builtin_prefetch(row + H - 1);
+    return;
+  }
+  const auto R = static_cast<std::size_t>(redundancy_);
+  const auto top = static_cast<std::size_t>(depth_);
+  for (std::size_t l = 0; l < H; ++l) {
+    const auto t = static_cast<std::size_t>(row[l]);
+    __builtin_prefetch(alive_holders_.data() + t, 1);
+    if (l < top) {
+      // The types g provides, displaced by its failure: their holder slots are read next.
+      __builtin_prefetch(assign_.data() + t);
+      __builtin_prefetch(holder_.data() + t * R);
+      __builtin_prefetch(holder_.data() + t * R + R - 1);
+      __builtin_prefetch(slot_layer_.data() + t * R);
+      __builtin_prefetch(slot_layer_.data() + t * R + R - 1);
+    }
+  }
 }
 
 Decision Controller::fail(Span<std::int32_t> groups) {

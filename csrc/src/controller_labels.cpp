@@ -6,7 +6,7 @@
 // path. Distances to the sink change little from one failure to the next, so we keep what the
 // searches learn about them.
 //
-// Labels. label_[v] (types and groups; the sink's label is 0) is a lower bound on v's
+// Labels. label(v) (types and groups; the sink's label is 0) is a lower bound on v's
 // shortest residual distance to the sink: for every residual edge (u, v),
 //   c(u, v) + label(v) - label(u) >= 0,                                        (L)
 // which also says the labels are feasible potentials, so the flow is a min-cost flow for its
@@ -46,23 +46,23 @@ namespace spare_fast {
 void Controller::prepare_labels(std::int32_t s) {
   if (label_depth_ == s) return;
   const std::size_t n = static_cast<std::size_t>(n_types_) + static_cast<std::size_t>(n_groups_);
-  if (label_.size() != n) label_.resize(n);
-  std::fill(label_.begin(), label_.end(), 0);
+  if (lnode_.size() != n) lnode_.assign(n, LabelNode{});
+  for (LabelNode& v : lnode_) v.label = 0;
   label_depth_ = s;
 }
 
 bool Controller::augment_labelled(std::int32_t source) {
-  if (++search_stamp_ == 0) {
-    for (SearchNode& n : node_) n.dist_stamp = 0;
-    search_stamp_ = 1;
+  // mark = 2 * stamp + settled: a node is labelled in this search iff mark >> 1 == stamp.
+  if (++label_stamp_ >= (1u << 31)) {
+    for (LabelNode& v : lnode_) v.mark = 0;
+    label_stamp_ = 1;
   }
-  const std::uint32_t stamp = search_stamp_;
+  const std::uint32_t here = label_stamp_ << 1;  // labelled, not settled
   const std::int32_t T = n_types_;
   const auto R = static_cast<std::size_t>(redundancy_);
   const auto H = static_cast<std::size_t>(height_);
   const std::int32_t s = price_depth_;
-  SearchNode* const node = node_.data();
-  std::int32_t* const label = label_.data();
+  LabelNode* const node = lnode_.data();
 
   // Bucket d holds the nodes labelled at reduced distance d (stale entries are skipped).
   std::size_t used = 0;  // buckets [0, used) may be nonempty
@@ -73,23 +73,21 @@ bool Controller::augment_labelled(std::int32_t source) {
     used = std::max(used, b + 1);
   };
   auto relax = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
-    SearchNode& n = node[to];
-    if (n.dist_stamp != stamp) {
-      n.dist_stamp = stamp;
-      n.settled = 0;
-    } else if (n.settled || nd >= n.dist) {
-      return;
+    LabelNode& n = node[to];
+    if ((n.mark | 1u) != (here | 1u)) {
+      n.mark = here;
+    } else if (n.mark != here || nd >= n.dist) {
+      return;  // settled, or no shorter
     }
-    n.dist = nd;
+    n.dist = static_cast<std::int32_t>(nd);
     n.parent = from;
     push(nd, to);
   };
 
   settled_list_.clear();
   {
-    SearchNode& n = node[source];
-    n.dist_stamp = stamp;
-    n.settled = 0;
+    LabelNode& n = node[source];
+    n.mark = here;
     n.dist = 0;
     n.parent = -1;
   }
@@ -103,11 +101,11 @@ bool Controller::augment_labelled(std::int32_t source) {
     while (!bucket_[b].empty() && d < best) {
       const std::int32_t v = bucket_[b].back();
       bucket_[b].pop_back();
-      SearchNode& nv = node[v];
-      if (nv.settled || nv.dist != d) continue;
-      nv.settled = 1;
+      LabelNode& nv = node[v];
+      if (nv.mark != here || nv.dist != d) continue;
+      nv.mark = here | 1u;
       settled_list_.push_back(v);
-      const std::int64_t lv = label[v];
+      const std::int64_t lv = nv.label;
       if (v < T) {
         // Forward edges to the alive holders other than the provider.
         const auto vi = static_cast<std::size_t>(v);
@@ -116,14 +114,16 @@ bool Controller::augment_labelled(std::int32_t source) {
           const std::int32_t g = holder_[k];
           if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
           const std::int32_t gn = T + g;
-          const std::int64_t rc = cost_at(g, slot_layer_[k]) + label[gn] - lv;
+          const std::int64_t rc = cost_at(g, slot_layer_[k]) + node[gn].label - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
           const std::int64_t nd = d + rc;
           if (nd >= best) continue;  // reduced costs are >= 0: no better path through g
           relax(v, gn, nd);
           if (load_[static_cast<std::size_t>(g)] < s) {
             // The sink edge costs 0 and (L) on it keeps a group with room at label 0.
-            if (label[gn] != 0) throw std::logic_error("controller: invalid distance label (sink edge)");
+            if (node[gn].label != 0) {
+              throw std::logic_error("controller: invalid distance label (sink edge)");
+            }
             if (node[gn].dist < best) {
               best = node[gn].dist;
               best_group = g;
@@ -138,7 +138,7 @@ bool Controller::augment_labelled(std::int32_t source) {
         for (std::size_t l = 0; l < top; ++l) {
           const std::int32_t t = stacks_[gi * H + l];
           if (assign_[static_cast<std::size_t>(t)] != g) continue;
-          const std::int64_t rc = label[t] - cost_at(g, static_cast<std::int32_t>(l)) - lv;
+          const std::int64_t rc = node[t].label - cost_at(g, static_cast<std::int32_t>(l)) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
           const std::int64_t nd = d + rc;
           if (nd < best) relax(v, t, nd);
@@ -153,7 +153,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   // order); raise those labels to their exact distance (see the header comment).
   for (const std::int32_t v : settled_list_) {
     const std::int64_t dv = node[v].dist;
-    if (dv < best) label[v] += static_cast<std::int32_t>(best - dv);
+    if (dv < best) node[v].label += static_cast<std::int32_t>(best - dv);
   }
 
   load_[static_cast<std::size_t>(best_group)] += 1;

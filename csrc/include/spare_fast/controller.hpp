@@ -155,6 +155,12 @@ class Controller {
   const std::int64_t* move_cost() const { return move_cost_.data(); }
   bool unit_costs() const { return unit_costs_; }
 
+  // A hint for callers that know their next failures (fail_each): starts loading what
+  // fail({g}) reads first. Stage 0 fetches g's stack row; stage 1, once that row is in cache,
+  // the rows its types' failure reads (holder counts, providers, holder slots). Changes nothing
+  // and decides nothing; any valid g is fine, a stale one only wastes the fetch.
+  void prefetch_failure(std::int32_t g, int stage) const;
+
   // Throws std::invalid_argument (std::out_of_range for an id outside [0, N)) unless every id
   // is in range, distinct, and alive (want_alive) or dead (!want_alive) now. fail() and
   // rejoin() call it first; batch callers (fail_each) check a whole sequence with it.
@@ -317,7 +323,17 @@ class Controller {
   // distance to the sink, valid at depth label_depth_ (0: not valid, to be reset). A cache:
   // it steers only which of several min-cost answers a failure takes, and snapshot() resets
   // it (hence mutable) so that a restored controller decides as the original does.
-  std::vector<std::int32_t> label_;
+  // One 16-byte record per node holds its label and the search's scratch, so a node costs the
+  // search one cache miss, not two. mark = 2 * stamp + settled (see augment_labelled).
+  struct LabelNode {
+    std::int32_t label = 0;
+    std::int32_t dist = 0;    // reduced distance, valid iff mark >> 1 == label_stamp_
+    std::uint32_t mark = 0;
+    std::int32_t parent = -1;
+  };
+  static_assert(sizeof(LabelNode) == 16, "a label node is a quarter of a cache line");
+  std::vector<LabelNode> lnode_;
+  std::uint32_t label_stamp_ = 0;
   mutable std::int32_t label_depth_ = 0;
   std::vector<std::vector<std::int32_t>> bucket_;
   // Types whose provider changed during the event, for the move count.

@@ -262,7 +262,7 @@ def test_snapshot_round_trip_gives_identical_later_decisions():
 def test_label_guided_failures_match_solve_near_saturation():
     # Unit costs at 5,000 groups, r = 20: from 2,300 failures on the spare room falls from 400
     # slots to none, paths grow long and the label-guided search runs (the two-ended one takes
-    # the last 16 slots). Every decision there, the depth rise included, equals a fresh solve.
+    # the last 32 slots). Every decision there, the depth rise included, equals a fresh solve.
     layout = Layout.sidon(5000, 20, seed=0)
     order = np.random.default_rng(1).permutation(5000)
     ctl = Controller(layout)

@@ -613,9 +613,10 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     // searches, which invalidate the labels. With a handful of groups with room the two-ended
     // search is cheaper: filling one of the last free groups leaves stale the labels of every
     // node that drained into it, and the goal-directed search relearns that whole region
-    // (measured at N = 100,000 and 1,000,000, r = 20, among F thresholds 0, 16, 64 and 256:
-    // 16 gave the least total time; 0 let single decisions reach 13-15 ms at N = 100,000).
-    constexpr std::int64_t kLabelMinRoom = 16;
+    // (measured at N = 100,000, r = 20, among thresholds 0, 16, 32, 64, 128 and 256: 16-64
+    // gave the least total time, 32 the lowest maximum, 1.1 ms against 1.4-1.8 ms at 16; 0 let
+    // single decisions reach 13-15 ms. At N = 1,000,000, 16-256 differ by 10% in total time).
+    constexpr std::int64_t kLabelMinRoom = 32;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
     const bool labelled = unit_costs_ && room >= kLabelMinRoom;
     if (labelled) {

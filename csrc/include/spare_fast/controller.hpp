@@ -29,7 +29,12 @@
 // sits in an alive holder's top S layers goes there at cost 0 (that holder computes it without
 // providing it, so its load is below S). The rest are routed by successive shortest augmenting
 // paths (Dijkstra with Johnson potentials) in the residual graph source -> type -> group -> sink;
-// starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant). If
+// starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant).
+// With unit costs the search is goal-directed: distance labels, lower bounds on each node's
+// distance to the sink, are kept between failures and serve as the heuristic of an A* search
+// (csrc/src/controller_labels.cpp), until only a few slots of room are left; then, and for
+// other costs near saturation, the path is searched from both ends
+// (csrc/src/controller_bidirectional.cpp). If
 // no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
 // an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
 // still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is
@@ -49,6 +54,8 @@
 // Thread safety. A Controller is a plain value: not internally synchronised, so drive one
 // controller from one thread at a time (distinct controllers are independent; `solve` is
 // reentrant). The Python binding serialises the calls on one controller with a mutex.
+// snapshot() is const but resets the search's distance labels (a cache, see "Snapshots"), so
+// it too must not run concurrently with another call on the same controller.
 //
 // Snapshots. snapshot() writes a binary image (magic, version, the layout, the state, an
 // opaque caller `meta` string, an FNV-1a checksum against accidental corruption). restore()
@@ -57,7 +64,10 @@
 // that each current stack is a permutation of its layout row, re-derives the alive-holder
 // counts (I3) and the loads (I2), checks every assignment (I1), that the wiped-out flag is set
 // exactly when some type has no alive holder, and that the depth equals a fresh solve's
-// minimal depth. The checksum is no defence against a deliberate edit that passes those
+// minimal depth. The distance labels of the failure search are not stored: they steer only
+// which of several min-cost answers is taken, and snapshot() resets them, so the controller
+// that wrote an image and one restored from it take identical decisions afterwards. The
+// checksum is no defence against a deliberate edit that passes those
 // checks (say, events or meta): the Python layer adds an HMAC-SHA256 for that.
 //
 // References. J. E. Hopcroft, R. M. Karp, "An n^{5/2} algorithm for maximum matchings in

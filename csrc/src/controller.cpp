@@ -203,7 +203,6 @@ bool Controller::augment_from(std::int32_t source) {
   const std::uint32_t stamp = search_stamp_;
   const std::int32_t T = n_types_;
   const auto R = static_cast<std::size_t>(redundancy_);
-  const auto H = static_cast<std::size_t>(height_);
   const std::int32_t sink = T + n_groups_;
   SearchNode* const node = node_.data();
   // While every reduced cost is 0 or 1 (unit costs, zero potentials, every assignment at cost
@@ -296,17 +295,13 @@ bool Controller::augment_from(std::int32_t source) {
         }
       }
     } else {
-      const std::int32_t g = v - T;
-      const auto gi = static_cast<std::size_t>(g);
       // Backward edges to the types g provides: reassigning them frees capacity in g.
-      const auto top = static_cast<std::size_t>(provided_layers(g));
-      for (std::size_t l = 0; l < top; ++l) {
-        const std::int32_t t = stacks_[gi * H + l];
-        if (assign_[static_cast<std::size_t>(t)] != g) continue;
+      const std::int32_t g = v - T;
+      for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
         SearchNode& nt = node[t];
         const bool labelled = nt.dist_stamp == stamp;
-        if (labelled && nt.settled) continue;
-        const std::int64_t rc = -cost_at(g, static_cast<std::int32_t>(l)) + pv - potential(t);
+        if (labelled && nt.settled) return;
+        const std::int64_t rc = -cost_at(g, l) + pv - potential(t);
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
         const std::int64_t nd = d + rc;
         if (!labelled || nd < nt.dist) {
@@ -316,7 +311,7 @@ bool Controller::augment_from(std::int32_t source) {
           nt.parent = v;
           push(nd, t);
         }
-      }
+      });
     }
   }
   if (best_group < 0) return false;
@@ -332,17 +327,7 @@ bool Controller::augment_from(std::int32_t source) {
   if (best != 0) zero_state_ = false;
 
   // Augment: walk back from the group that reached the sink.
-  load_[static_cast<std::size_t>(best_group)] += 1;
-  if (log_undo_) undo_.emplace_back(-1, best_group);
-  std::int32_t gnode = T + best_group;
-  while (true) {
-    const std::int32_t t = node[gnode].parent;
-    if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
-    assign_type(t, gnode - T);
-    record_change(t);
-    if (t == source) break;
-    gnode = node[t].parent;
-  }
+  augment_path(source, best_group, [node](std::int32_t v) { return node[v].parent; });
   return true;
 }
 

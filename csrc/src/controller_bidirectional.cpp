@@ -253,16 +253,12 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         }
       } else {
         const std::int32_t g = v - T;
-        const auto gi = static_cast<std::size_t>(g);
-        const auto top = static_cast<std::size_t>(provided_layers(g));
-        for (std::size_t l = 0; l < top; ++l) {
-          const std::int32_t t = stacks_[gi * H + l];
-          if (assign_[static_cast<std::size_t>(t)] != g) continue;
-          if (f_labelled(t) && node[t].settled) continue;
-          const std::int64_t rc = -cost_at(g, static_cast<std::int32_t>(l)) + pv - potential(t);
+        for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
+          if (f_labelled(t) && node[t].settled) return;
+          const std::int64_t rc = -cost_at(g, l) + pv - potential(t);
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
           relax_f(v, t, d + rc, true);
-        }
+        });
       }
     } else {
       std::int64_t d = 0;

@@ -60,7 +60,6 @@ bool Controller::augment_labelled(std::int32_t source) {
   const std::uint32_t here = label_stamp_ << 1;  // labelled, not settled
   const std::int32_t T = n_types_;
   const auto R = static_cast<std::size_t>(redundancy_);
-  const auto H = static_cast<std::size_t>(height_);
   const std::int32_t s = price_depth_;
   LabelNode* const node = lnode_.data();
 
@@ -133,16 +132,12 @@ bool Controller::augment_labelled(std::int32_t source) {
       } else {
         // Reversed edges to the types g provides.
         const std::int32_t g = v - T;
-        const auto gi = static_cast<std::size_t>(g);
-        const auto top = static_cast<std::size_t>(provided_layers(g));
-        for (std::size_t l = 0; l < top; ++l) {
-          const std::int32_t t = stacks_[gi * H + l];
-          if (assign_[static_cast<std::size_t>(t)] != g) continue;
-          const std::int64_t rc = node[t].label - cost_at(g, static_cast<std::int32_t>(l)) - lv;
+        for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
+          const std::int64_t rc = node[t].label - cost_at(g, l) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
           const std::int64_t nd = d + rc;
           if (nd < best) relax(v, t, nd);
-        }
+        });
       }
     }
   }
@@ -156,17 +151,7 @@ bool Controller::augment_labelled(std::int32_t source) {
     if (dv < best) node[v].label += static_cast<std::int32_t>(best - dv);
   }
 
-  load_[static_cast<std::size_t>(best_group)] += 1;
-  if (log_undo_) undo_.emplace_back(-1, best_group);
-  std::int32_t gnode = T + best_group;
-  while (true) {
-    const std::int32_t t = node[gnode].parent;
-    if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
-    assign_type(t, gnode - T);
-    record_change(t);
-    if (t == source) break;
-    gnode = node[t].parent;
-  }
+  augment_path(source, best_group, [node](std::int32_t v) { return node[v].parent; });
   return true;
 }
 

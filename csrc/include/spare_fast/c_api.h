@@ -23,7 +23,9 @@
  *
  * Threads. Distinct handles are independent. One handle must not be used from two threads at
  * once (serialise the calls, e.g. with a mutex); the getters are reads and may run
- * concurrently with each other, not with an event.
+ * concurrently with each other, not with an event. spf_controller_snapshot counts as an
+ * event here: it resets the failure search's distance labels (a cache the image leaves out,
+ * so that a restored controller decides exactly as this one does afterwards).
  */
 #ifndef SPARE_FAST_C_API_H
 #define SPARE_FAST_C_API_H

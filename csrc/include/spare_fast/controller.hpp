@@ -239,6 +239,34 @@ class Controller {
                ? event_depth_
                : height_;
   }
+  // Calls f(t, layer) for every type t that g provides, in layer order, from g's top
+  // provided_layers(g) layers: the residual edges g -> t of every search.
+  template <class F>
+  void for_each_provided(std::int32_t g, F&& f) const {
+    const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) *
+                                                   static_cast<std::size_t>(height_);
+    const std::int32_t top = provided_layers(g);
+    for (std::int32_t l = 0; l < top; ++l) {
+      if (assign_[static_cast<std::size_t>(row[l])] == g) f(row[l], l);
+    }
+  }
+  // Augments along a shortest path that a forward search found: `last` (a group with room)
+  // takes one more type, and walking back, parent(group node) is the type that moves into it
+  // and parent(type) the group it leaves, up to `source`. Logged for undo while log_undo_.
+  template <class Parent>
+  void augment_path(std::int32_t source, std::int32_t last, Parent parent) {
+    load_[static_cast<std::size_t>(last)] += 1;
+    if (log_undo_) undo_.emplace_back(-1, last);
+    std::int32_t gnode = n_types_ + last;
+    while (true) {
+      const std::int32_t t = parent(gnode);
+      if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
+      assign_type(t, gnode - n_types_);
+      record_change(t);
+      if (t == source) break;
+      gnode = parent(t);
+    }
+  }
   // Records that type t is now provided by g. During a failure it also marks g for
   // provided_layers() whatever t's layer (a conservative mark: g's whole stack is scanned).
   void assign_type(std::int32_t t, std::int32_t g);

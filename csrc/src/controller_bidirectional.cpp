@@ -224,7 +224,11 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   while (!fq.empty() && b_size() > 0) {
     if (fq.top() + b_top() >= mu) break;
     if (fq.size() <= b_size()) {
-      const auto [d, v] = fq.pop();
+      // Not a structured binding: the provided-types lambda below captures d and v, which
+      // C++17 allows only for plain variables.
+      const std::pair<std::int64_t, std::int32_t> top_entry = fq.pop();
+      const std::int64_t d = top_entry.first;
+      const std::int32_t v = top_entry.second;
       const auto vi = static_cast<std::size_t>(v);
       if (node[v].settled || d != node[v].dist) continue;
       fq.expanding(d);

@@ -34,6 +34,30 @@ std::int64_t draw(std::mt19937_64& rng, std::int64_t hi) {  // uniform in [0, hi
   return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi));
 }
 
+// The network simplex agrees with the primal-dual method in status, cost and flow value, and
+// an optimal flow respects every capacity and conserves every node's supply.
+void check_against_primal_dual(std::int64_t n, const std::vector<std::int32_t>& tail,
+                               const std::vector<std::int32_t>& head,
+                               const std::vector<std::int64_t>& cap,
+                               const std::vector<std::int64_t>& cost,
+                               const std::vector<std::int64_t>& supply) {
+  const auto ssp = sf::min_cost_flow(n, span(tail), span(head), span(cap), span(cost),
+                                     span(supply));
+  const auto ns = sf::network_simplex(n, span(tail), span(head), span(cap), span(cost),
+                                      span(supply));
+  CHECK(ssp.status == ns.status);
+  CHECK(ssp.total_cost == ns.total_cost);
+  CHECK(ssp.flow_value == ns.flow_value);
+  if (ns.status != sf::MinCostFlowStatus::kOptimal) return;
+  std::vector<std::int64_t> net(static_cast<std::size_t>(n), 0);
+  for (std::size_t a = 0; a < tail.size(); ++a) {
+    CHECK(ns.flow[a] >= 0 && ns.flow[a] <= cap[a]);
+    net[static_cast<std::size_t>(tail[a])] += ns.flow[a];
+    net[static_cast<std::size_t>(head[a])] -= ns.flow[a];
+  }
+  CHECK(net == supply);
+}
+
 void test_random_against_primal_dual() {
   std::mt19937_64 rng(20261201);
   for (int it = 0; it < 3000; ++it) {
@@ -59,21 +83,7 @@ void test_random_against_primal_dual() {
       supply[v] -= b;
     }
     if (n > 0 && draw(rng, 15) == 0) supply[0] += 1;
-    const auto ssp = sf::min_cost_flow(n, span(tail), span(head), span(cap), span(cost),
-                                       span(supply));
-    const auto ns = sf::network_simplex(n, span(tail), span(head), span(cap), span(cost),
-                                        span(supply));
-    CHECK(ssp.status == ns.status);
-    CHECK(ssp.total_cost == ns.total_cost);
-    CHECK(ssp.flow_value == ns.flow_value);
-    if (ns.status != sf::MinCostFlowStatus::kOptimal) continue;
-    std::vector<std::int64_t> net(static_cast<std::size_t>(n), 0);
-    for (std::size_t a = 0; a < tail.size(); ++a) {
-      CHECK(ns.flow[a] >= 0 && ns.flow[a] <= cap[a]);
-      net[static_cast<std::size_t>(tail[a])] += ns.flow[a];
-      net[static_cast<std::size_t>(head[a])] -= ns.flow[a];
-    }
-    CHECK(net == supply);
+    check_against_primal_dual(n, tail, head, cap, cost, supply);
   }
 }
 
@@ -103,21 +113,7 @@ void test_medium_against_primal_dual() {
       supply[u] += b;
       supply[v] -= b;
     }
-    const auto ssp = sf::min_cost_flow(n, span(tail), span(head), span(cap), span(cost),
-                                       span(supply));
-    const auto ns = sf::network_simplex(n, span(tail), span(head), span(cap), span(cost),
-                                        span(supply));
-    CHECK(ssp.status == ns.status);
-    CHECK(ssp.total_cost == ns.total_cost);
-    CHECK(ssp.flow_value == ns.flow_value);
-    if (ns.status != sf::MinCostFlowStatus::kOptimal) continue;
-    std::vector<std::int64_t> net(static_cast<std::size_t>(n), 0);
-    for (std::size_t a = 0; a < tail.size(); ++a) {
-      CHECK(ns.flow[a] >= 0 && ns.flow[a] <= cap[a]);
-      net[static_cast<std::size_t>(tail[a])] += ns.flow[a];
-      net[static_cast<std::size_t>(head[a])] -= ns.flow[a];
-    }
-    CHECK(net == supply);
+    check_against_primal_dual(n, tail, head, cap, cost, supply);
   }
 }
 

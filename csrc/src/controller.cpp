@@ -25,6 +25,20 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// A cache hint (no effect on results); a no-op where the compiler has no prefetch builtin.
+inline void prefetch(const void* p, bool for_write = false) {
+#if defined(__GNUC__) || defined(__clang__)
+  if (for_write) {
+    __builtin_prefetch(p, 1);
+  } else {
+    __builtin_prefetch(p, 0);
+  }
+#else
+  (void)p;
+  (void)for_write;
+#endif
+}
+
 std::int32_t ceil_div(std::int64_t a, std::int64_t b) {
   return static_cast<std::int32_t>((a + b - 1) / b);
 }
@@ -477,22 +491,22 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
   const auto H = static_cast<std::size_t>(height_);
   const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
   if (stage == 0) {
-    __builtin_prefetch(row);
-    __builtin_prefetch(row + H - 1);
+    prefetch(row);
+    prefetch(row + H - 1);
     return;
   }
   const auto R = static_cast<std::size_t>(redundancy_);
   const auto top = static_cast<std::size_t>(depth_);
   for (std::size_t l = 0; l < H; ++l) {
     const auto t = static_cast<std::size_t>(row[l]);
-    __builtin_prefetch(alive_holders_.data() + t, 1);
+    prefetch(alive_holders_.data() + t, /*for_write=*/true);
     if (l < top) {
       // The types g provides, displaced by its failure: their holder slots are read next.
-      __builtin_prefetch(assign_.data() + t);
-      __builtin_prefetch(holder_.data() + t * R);
-      __builtin_prefetch(holder_.data() + t * R + R - 1);
-      __builtin_prefetch(slot_layer_.data() + t * R);
-      __builtin_prefetch(slot_layer_.data() + t * R + R - 1);
+      prefetch(assign_.data() + t);
+      prefetch(holder_.data() + t * R);
+      prefetch(holder_.data() + t * R + R - 1);
+      prefetch(slot_layer_.data() + t * R);
+      prefetch(slot_layer_.data() + t * R + R - 1);
     }
   }
 }

@@ -4,10 +4,15 @@
 //   even: the rest is a snapshot; its trailing checksum is rewritten so that restore's own
 //         checks are what the fuzzer attacks. restore must throw std::invalid_argument or give
 //         a controller whose snapshot round-trips and whose next decisions equal solve();
-//   odd:  the rest encodes a stacks array (n_groups, height, cells), optional move costs and a
-//         sequence of fail / rejoin / restart events with arbitrary ids. Construction must
-//         accept or throw invalid_argument / out_of_range; every accepted event must equal a
-//         from-scratch solve on the state before it; a rejected event must change nothing.
+//   1 mod 4: the rest encodes a stacks array (n_groups, height, cells), optional move costs
+//         and a sequence of fail / rejoin / restart events with arbitrary ids. Construction
+//         must accept or throw invalid_argument / out_of_range; every accepted event must
+//         equal a from-scratch solve on the state before it; a rejected event must change
+//         nothing;
+//   3 mod 4: a valid unit-cost layout of 64-255 groups (a cyclic layout with groups and types
+//         relabelled) and a failure sequence (single and double failures, rare rejoins) with
+//         no snapshot in between, so the distance labels of the label-guided search persist
+//         from event to event: every decision must equal solve().
 // Build: cmake -DSPARE_FAST_FUZZ=ON with clang (see .ci/run); run with a corpus directory
 // (csrc/fuzz/corpus) and -max_total_time.
 #include <cstddef>
@@ -163,14 +168,64 @@ void fuzz_events(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+void fuzz_labelled(const std::uint8_t* data, std::size_t size) {
+  Bytes in(data, size);
+  const std::int32_t n = 64 + in.u8() % 192;
+  const std::int32_t r = 2 + in.u8() % 5;
+  std::uint64_t x = 0;
+  for (int k = 0; k < 8; ++k) x = (x << 8) | in.u8();
+  auto next = [&x](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::int32_t>((x >> 33) % m);
+  };
+  auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  std::vector<std::int32_t> group(at(n));  // group relabelling
+  std::vector<std::int32_t> type(at(n));   // type relabelling
+  for (std::int32_t i = 0; i < n; ++i) group[at(i)] = type[at(i)] = i;
+  for (std::int32_t i = n - 1; i > 0; --i) {
+    std::swap(group[at(i)], group[at(next(at(i) + 1))]);
+    std::swap(type[at(i)], type[at(next(at(i) + 1))]);
+  }
+  const std::size_t cells = at(n) * at(r);
+  std::vector<std::int32_t> stacks(cells);
+  for (std::int32_t g = 0; g < n; ++g) {
+    for (std::int32_t l = 0; l < r; ++l) stacks[at(group[at(g)] * r + l)] = type[at((g + l) % n)];
+  }
+  Controller c(Span<std::int32_t>(stacks.data(), stacks.size()), n, r, {});
+  while (!in.done() && !c.wiped_out()) {
+    std::vector<std::int32_t> alive_ids, dead_ids;
+    for (std::int32_t g = 0; g < n; ++g) (c.alive()[g] ? alive_ids : dead_ids).push_back(g);
+    const std::uint8_t op = in.u8();
+    std::vector<std::int32_t> ids = {alive_ids[in.u8() % alive_ids.size()]};
+    const bool rejoin = op % 16 == 0 && !dead_ids.empty();
+    if (rejoin) {
+      ids = {dead_ids[in.u8() % dead_ids.size()]};
+    } else if (op % 4 == 1 && alive_ids.size() > 1) {
+      const std::int32_t other = alive_ids[in.u8() % alive_ids.size()];
+      if (other != ids[0]) ids.push_back(other);
+    }
+    const std::vector<std::int32_t> before(c.stacks(), c.stacks() + cells);
+    const Span<std::int32_t> span(ids.data(), ids.size());
+    const Decision d = rejoin ? c.rejoin(span) : c.fail(span);
+    const std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+    const Decision ref = Controller::solve(Span<std::int32_t>(before.data(), before.size()), n, r,
+                                           Span<std::uint8_t>(alive.data(), alive.size()), {},
+                                           nullptr, nullptr);
+    require(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves,
+            "label-guided decision equals solve()");
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   if (data[0] % 2 == 0) {
     fuzz_restore(data + 1, size - 1);
-  } else {
+  } else if (data[0] % 4 == 1) {
     fuzz_events(data + 1, size - 1);
+  } else {
+    fuzz_labelled(data + 1, size - 1);
   }
   return 0;
 }

@@ -50,6 +50,10 @@ cdef extern from "spare_fast/controller.hpp" namespace "spare_fast" nogil:
         Controller(Span[int32_t] stacks, int64_t n_groups, int64_t height,
                    Span[int64_t] move_cost) except +
         Decision fail(Span[int32_t] groups) except +
+        # fail() into a reused Decision (no allocation per event once its patch has grown).
+        void fail_into(Span[int32_t] groups, Decision& d) except +
+        # A cache hint for a caller that knows its next failure (see controller.hpp).
+        void prefetch_failure(int32_t g, int stage)
         Decision rejoin(Span[int32_t] groups) except +
         Decision restart() except +
         string snapshot() except +

@@ -65,7 +65,7 @@ def trajectories(const int32_t[:, ::1] stacks not None, int trials, uint64_t see
                 survived = 0
                 for k in range(n):
                     t0 = now()
-                    d = ctl.fail(Span[int32_t](&order[k], 1))
+                    ctl.fail_into(Span[int32_t](&order[k], 1), d)  # reuses d's patch buffer
                     lat.push_back(now() - t0)
                     if d.status == Status.kWipeout:
                         break

@@ -27,8 +27,10 @@
 // for an edge from a settled u the new reduced cost is at least delta(u) + c_L(u, v) - delta(v)
 // >= 0, and an edge into a settled v only gains. On the shortest path every edge becomes tight
 // (reduced cost 0), so its reversal satisfies (L) too: the augmentation keeps the labels valid,
-// and each path is a shortest path (successive shortest paths, hence exact). The new labels
-// are exact distances on the settled set, so the next search starts from better bounds.
+// and each path is a shortest path (successive shortest paths, hence exact). A raised label
+// is D(source) - dist(source, v) for the distance D to the sink: at most D(v) by the triangle
+// inequality, exact on the path found, and larger than before, so the next search starts from
+// better bounds.
 //
 // Determinism. The labels steer only which of several min-cost answers is taken. They are not
 // in a snapshot; snapshot() resets them instead, so a restored controller and the one that
@@ -145,7 +147,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   if (best_group < 0) return false;
 
   // Every node with delta < best was settled (reduced costs are >= 0 and buckets run in
-  // order); raise those labels to their exact distance (see the header comment).
+  // order); raise those labels by best - delta (see the header comment).
   for (const std::int32_t v : settled_list_) {
     const std::int64_t dv = node[v].dist;
     if (dv < best) node[v].label += static_cast<std::int32_t>(best - dv);

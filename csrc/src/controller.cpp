@@ -624,7 +624,7 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
       reset_labels();
     }
     // With less room than types no path can exist at s: skip the searches.
-    bool ok = static_cast<std::int64_t>(s) * n_alive_ >= n_types_;
+    bool ok = room >= 0;
     for (std::size_t i = 0; ok && i < pending.size(); ++i) {
       const std::int32_t t = pending[i];
       const auto unassigned = static_cast<std::int64_t>(pending.size() - i);

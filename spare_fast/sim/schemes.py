@@ -255,9 +255,9 @@ class SpareScheme:
     provider (the controller's assignment after the decision), one layer each, and the step
     lasts as long as its busiest patching survivor: ``max`` over groups of the extra layers.
     What the step loses is read from the step's own work, not from the decision's patch rows:
-    the controller may have moved a type off a group earlier in the step (an augmenting path,
-    the packing after a depth raise) while that group still computes it in the step in
-    progress, and a type whose new provider already computes it costs nothing.
+    the controller may have moved a type off a group earlier in the step (along an augmenting
+    path) while that group still computes it in the step in progress, and a type whose new
+    provider already computes it costs nothing.
     The engine calls :meth:`begin_step` when a step starts; the step's starting layers are
     copied at its first event.
     """

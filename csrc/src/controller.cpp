@@ -1,4 +1,5 @@
 #include "spare_fast/controller.hpp"
+#include "prefetch.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,20 +24,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// A cache hint (no effect on results); a no-op where the compiler has no prefetch builtin.
-inline void prefetch(const void* p, bool for_write = false) {
-#if defined(__GNUC__) || defined(__clang__)
-  if (for_write) {
-    __builtin_prefetch(p, 1);
-  } else {
-    __builtin_prefetch(p, 0);
-  }
-#else
-  (void)p;
-  (void)for_write;
-#endif
 }
 
 std::int32_t ceil_div(std::int64_t a, std::int64_t b) {
@@ -540,6 +527,8 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     const auto fi = static_cast<std::size_t>(f);
     alive_[fi] = 0;
     --n_alive_;
+    // A dead group leaves the failure search's graph (controller_labels.cpp).
+    if (!label_.empty()) label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
     for (std::size_t l = 0; l < H; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
       if (--alive_holders_[t] == 0) lost_type = true;

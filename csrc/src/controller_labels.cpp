@@ -23,7 +23,7 @@
 // delta(v) = dist(source, v) - label(source) + label(v) below mu = delta(sink), which is small
 // where the labels are accurate. The costs are small integers, so the queue is an array of
 // buckets, each a stack (depth-first within a distance, as the 0-1 BFS of augment_from).
-// Afterwards label(v) += mu - delta(v) for every settled v (delta(v) < mu). That keeps (L):
+// Afterwards label(v) += mu - delta(v) for every settled v (delta(v) <= mu). That keeps (L):
 // for an edge from a settled u the new reduced cost is at least delta(u) + c_L(u, v) - delta(v)
 // >= 0, and an edge into a settled v only gains. On the shortest path every edge becomes tight
 // (reduced cost 0), so its reversal satisfies (L) too: the augmentation keeps the labels valid,
@@ -31,6 +31,13 @@
 // is D(source) - dist(source, v) for the distance D to the sink: at most D(v) by the triangle
 // inequality, exact on the path found, and larger than before, so the next search starts from
 // better bounds.
+//
+// Memory. At N = 100,000 the nodes' data is tens of MB, so the search's cost is its cache
+// misses, not its arithmetic. Per holder it reads only the holder's label (a dead group's
+// label marks it dead) and, below the best distance, its load. It writes nothing per queued
+// node: the queue is lazy (a node is queued once per improving edge, and settled by its
+// first entry popped), and most queued nodes are never popped. Settled nodes are kept in a
+// bitmap that stays in cache. Queueing a node prefetches what expanding it reads first.
 //
 // Determinism. The labels steer only which of several min-cost answers is taken. They are not
 // in a snapshot; snapshot() resets them instead, so a restored controller and the one that
@@ -42,118 +49,132 @@
 #include <vector>
 
 #include "spare_fast/controller.hpp"
+#include "prefetch.hpp"
 
 namespace spare_fast {
 
 void Controller::prepare_labels(std::int32_t s) {
   if (label_depth_ == s) return;
-  const std::size_t n = static_cast<std::size_t>(n_types_) + static_cast<std::size_t>(n_groups_);
-  if (lnode_.size() != n) lnode_.assign(n, LabelNode{});
-  for (LabelNode& v : lnode_) v.label = 0;
+  const auto T = static_cast<std::size_t>(n_types_);
+  const std::size_t n = T + static_cast<std::size_t>(n_groups_);
+  if (label_parent_.size() != n) {
+    label_parent_.assign(n, -1);
+    settled_bits_.assign((n + 63) / 64, 0);
+  }
+  label_.assign(n, 0);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
+    if (!alive_[g]) label_[T + g] = kDeadLabel;
+  }
   label_depth_ = s;
 }
 
 bool Controller::augment_labelled(std::int32_t source) {
-  // mark = 2 * stamp + settled: a node is labelled in this search iff mark >> 1 == stamp.
-  if (++label_stamp_ >= (1u << 31)) {
-    for (LabelNode& v : lnode_) v.mark = 0;
-    label_stamp_ = 1;
-  }
-  const std::uint32_t here = label_stamp_ << 1;  // labelled, not settled
   const std::int32_t T = n_types_;
   const auto R = static_cast<std::size_t>(redundancy_);
   const std::int32_t s = price_depth_;
-  LabelNode* const node = lnode_.data();
+  std::int32_t* const label = label_.data();
+  std::int32_t* const parent_of = label_parent_.data();
+  std::uint64_t* const bits = settled_bits_.data();
 
-  // Bucket d holds the nodes labelled at reduced distance d (stale entries are skipped).
+  // Lazy Dijkstra: an edge that improves nothing we know of is queued as (node, parent) in the
+  // bucket of its distance, and only the first entry of a node to be popped settles it. Most
+  // queued nodes are never popped (their bucket is not below the best path's), so the search
+  // writes a node's record only when it settles it: per holder it reads the holder's label
+  // and nothing else of it.
   std::size_t used = 0;  // buckets [0, used) may be nonempty
-  auto push = [&](std::int64_t d, std::int32_t v) {
+  auto push = [&](std::int64_t d, std::int32_t v, std::int32_t parent) {
     const auto b = static_cast<std::size_t>(d);
     if (b >= bucket_.size()) bucket_.resize(b + 1);
-    bucket_[b].push_back(v);
+    bucket_[b].push_back(LabelEntry{v, parent});
     used = std::max(used, b + 1);
-  };
-  auto relax = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
-    LabelNode& n = node[to];
-    if ((n.mark | 1u) != (here | 1u)) {
-      n.mark = here;
-    } else if (n.mark != here || nd >= n.dist) {
-      return;  // settled, or no shorter
+    // Start loading what expanding v reads first, so that the entries popped soon find it in
+    // cache: a type's holder slots and provider, a group's stack row and event mark.
+    if (v < T) {
+      const std::size_t k = static_cast<std::size_t>(v) * R;
+      prefetch(holder_.data() + k);
+      prefetch(holder_.data() + k + R - 1);
+      prefetch(slot_layer_.data() + k);
+      prefetch(slot_layer_.data() + k + R - 1);
+      prefetch(assign_.data() + v);
+    } else {
+      const auto g = static_cast<std::size_t>(v - T);
+      prefetch(stacks_.data() + g * static_cast<std::size_t>(height_));
+      prefetch(deep_stamp_.data() + g);
     }
-    n.dist = static_cast<std::int32_t>(nd);
-    n.parent = from;
-    push(nd, to);
   };
 
-  settled_list_.clear();
-  {
-    LabelNode& n = node[source];
-    n.mark = here;
-    n.dist = 0;
-    n.parent = -1;
-  }
-  push(0, source);
+  label_settled_.clear();
+  push(0, source, -1);
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
   std::int32_t best_group = -1;
+  std::int32_t best_parent = -1;
 
   for (std::size_t b = 0; b < used && static_cast<std::int64_t>(b) < best; ++b) {
     // By index: a push may grow bucket_ and move its elements.
     const auto d = static_cast<std::int64_t>(b);
     while (!bucket_[b].empty() && d < best) {
-      const std::int32_t v = bucket_[b].back();
+      const LabelEntry e = bucket_[b].back();
       bucket_[b].pop_back();
-      LabelNode& nv = node[v];
-      if (nv.mark != here || nv.dist != d) continue;
-      nv.mark = here | 1u;
-      settled_list_.push_back(v);
-      const std::int64_t lv = nv.label;
+      const std::int32_t v = e.node;
+      const auto vi = static_cast<std::size_t>(v);
+      const std::uint64_t bit = std::uint64_t{1} << (vi & 63);
+      if (bits[vi >> 6] & bit) continue;  // settled by an earlier entry
+      bits[vi >> 6] |= bit;
+      parent_of[vi] = e.parent;
+      label_settled_.push_back(LabelSettled{v, static_cast<std::int32_t>(d)});
+      const std::int64_t lv = label[v];
       if (v < T) {
         // Forward edges to the alive holders other than the provider.
-        const auto vi = static_cast<std::size_t>(v);
         const std::int32_t provider = assign_[vi];
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
           const std::int32_t g = holder_[k];
-          if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
           const std::int32_t gn = T + g;
-          const std::int64_t rc = cost_at(g, slot_layer_[k]) + node[gn].label - lv;
+          const std::int64_t lg = label[gn];
+          if (lg >= kDeadLabel || g == provider) continue;
+          const std::int64_t rc = cost_at(g, slot_layer_[k]) + lg - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
           const std::int64_t nd = d + rc;
           if (nd >= best) continue;  // reduced costs are >= 0: no better path through g
-          relax(v, gn, nd);
           if (load_[static_cast<std::size_t>(g)] < s) {
-            // The sink edge costs 0 and (L) on it keeps a group with room at label 0.
-            if (node[gn].label != 0) {
-              throw std::logic_error("controller: invalid distance label (sink edge)");
-            }
-            if (node[gn].dist < best) {
-              best = node[gn].dist;
-              best_group = g;
-            }
+            // The sink edge costs 0 and (L) on it keeps a group with room at label 0. The
+            // path ends here: through g no path to the sink is shorter than nd.
+            if (lg != 0) throw std::logic_error("controller: invalid distance label (sink edge)");
+            best = nd;
+            best_group = g;
+            best_parent = v;
+          } else {
+            push(nd, gn, v);
           }
         }
       } else {
         // Reversed edges to the types g provides.
         const std::int32_t g = v - T;
         for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
-          const std::int64_t rc = node[t].label - cost_at(g, l) - lv;
+          const std::int64_t rc = label[t] - cost_at(g, l) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
           const std::int64_t nd = d + rc;
-          if (nd < best) relax(v, t, nd);
+          if (nd < best) push(nd, t, v);
         });
       }
     }
   }
   for (std::size_t b = 0; b < used; ++b) bucket_[b].clear();
+  for (const LabelSettled& e : label_settled_) {
+    const auto vi = static_cast<std::size_t>(e.node);
+    bits[vi >> 6] &= ~(std::uint64_t{1} << (vi & 63));
+  }
   if (best_group < 0) return false;
 
   // Every node with delta < best was settled (reduced costs are >= 0 and buckets run in
   // order); raise those labels by best - delta (see the header comment).
-  for (const std::int32_t v : settled_list_) {
-    const std::int64_t dv = node[v].dist;
-    if (dv < best) node[v].label += static_cast<std::int32_t>(best - dv);
+  for (const LabelSettled& e : label_settled_) {
+    label[e.node] += static_cast<std::int32_t>(best - e.dist);
   }
 
-  augment_path(source, best_group, [node](std::int32_t v) { return node[v].parent; });
+  const std::int32_t last = T + best_group;
+  augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
+    return v == last ? best_parent : parent_of[v];
+  });
   return true;
 }
 

@@ -358,22 +358,33 @@ class Controller {
   std::vector<std::int32_t> path_bwd_;
   std::vector<std::int32_t> free_cache_;
   // Distance labels (controller_labels.cpp): per type and group, a lower bound on the residual
-  // distance to the sink, valid at depth label_depth_ (0: not valid, to be reset). A cache:
-  // it steers only which of several min-cost answers a failure takes, and snapshot() resets
-  // it (hence mutable) so that a restored controller decides as the original does.
-  // One 16-byte record per node holds its label and the search's scratch, so a node costs the
-  // search one cache miss, not two. mark = 2 * stamp + settled (see augment_labelled).
-  struct LabelNode {
-    std::int32_t label = 0;
-    std::int32_t dist = 0;    // reduced distance, valid iff mark >> 1 == label_stamp_
-    std::uint32_t mark = 0;
-    std::int32_t parent = -1;
+  // distance to the sink, valid at depth label_depth_ (0: not valid, to be reset); a dead
+  // group's label is kDeadLabel, so the search reads one compact array per holder rather than
+  // the group's liveness and a search record. A cache: it steers only which of several
+  // min-cost answers a failure takes, and snapshot() resets it (hence mutable) so that a
+  // restored controller decides as the original does.
+  static constexpr std::int32_t kDeadLabel = std::int32_t{1} << 30;
+  std::vector<std::int32_t> label_;
+  // The search's scratch. A node settled in this search has its bit set in settled_bits_
+  // (25 KB at N = 100,000: it stays in cache, where a record per node would not) and is listed
+  // with its distance in label_settled_, which clears the bits afterwards; its parent on the
+  // shortest path goes to label_parent_, which is written at settling and read only along the
+  // path found.
+  struct LabelSettled {
+    std::int32_t node;
+    std::int32_t dist;
   };
-  static_assert(sizeof(LabelNode) == 16, "a label node is a quarter of a cache line");
-  std::vector<LabelNode> lnode_;
-  std::uint32_t label_stamp_ = 0;
+  std::vector<std::uint64_t> settled_bits_;
+  std::vector<LabelSettled> label_settled_;
+  std::vector<std::int32_t> label_parent_;
   mutable std::int32_t label_depth_ = 0;
-  std::vector<std::vector<std::int32_t>> bucket_;
+  // Bucket d of the search queue: (node, parent) entries at reduced distance d. A node is
+  // queued once per improving edge and settled by its first entry popped.
+  struct LabelEntry {
+    std::int32_t node;
+    std::int32_t parent;
+  };
+  std::vector<std::vector<LabelEntry>> bucket_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

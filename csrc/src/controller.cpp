@@ -417,6 +417,12 @@ void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b) {
   slot_layer_[static_cast<std::size_t>(cell_slot_[cb])] = b;
 }
 
+void Controller::prefetch_reorder(std::int32_t g) const {
+  const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
+  prefetch(stacks_.data() + base);
+  prefetch(cell_slot_.data() + base);
+}
+
 void Controller::reorder_stacks(Decision& d) {
   price_depth_ = depth_;
   const auto R = static_cast<std::size_t>(redundancy_);
@@ -601,10 +607,11 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     // searches, which invalidate the labels. With a handful of groups with room the two-ended
     // search is cheaper: filling one of the last free groups leaves stale the labels of every
     // node that drained into it, and the goal-directed search relearns that whole region
-    // (measured at N = 100,000, r = 20, among thresholds 0, 16, 32, 64, 128 and 256: 16-64
-    // gave the least total time, 32 the lowest maximum, 1.1 ms against 1.4-1.8 ms at 16; 0 let
-    // single decisions reach 13-15 ms. At N = 1,000,000, 16-256 differ by 10% in total time).
-    constexpr std::int64_t kLabelMinRoom = 32;
+    // (measured at N = 100,000, r = 20, among thresholds 0, 8, 16 and 32, minimum of 8 runs
+    // per event: 16 gave the least time in the last 32 slots, 8.5 ms against 9.7-10.6 ms at
+    // 32, and the lowest maximum, 0.93-0.94 ms against 1.06-1.20 ms at 32 and 1.45-1.51 ms at
+    // 8; 0 let single decisions reach 8 ms).
+    constexpr std::int64_t kLabelMinRoom = 16;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
     const bool labelled = unit_costs_ && room >= kLabelMinRoom;
     if (labelled) {

@@ -135,10 +135,10 @@ bool Controller::augment_labelled(std::int32_t source) {
           if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
           const std::int64_t nd = d + rc;
           if (nd >= best) continue;  // reduced costs are >= 0: no better path through g
-          if (load_[static_cast<std::size_t>(g)] < s) {
-            // The sink edge costs 0 and (L) on it keeps a group with room at label 0. The
-            // path ends here: through g no path to the sink is shorter than nd.
-            if (lg != 0) throw std::logic_error("controller: invalid distance label (sink edge)");
+          // The sink edge costs 0, so (L) on it keeps a group with room at label 0: only a
+          // group at label 0 needs its load read. The path ends at a group with room: through
+          // it no path to the sink is shorter than nd.
+          if (lg == 0 && load_[static_cast<std::size_t>(g)] < s) {
             best = nd;
             best_group = g;
             best_parent = v;

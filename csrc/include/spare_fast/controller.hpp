@@ -263,10 +263,14 @@ class Controller {
       if (log_undo_) undo_.emplace_back(t, assign_[static_cast<std::size_t>(t)]);
       assign_type(t, gnode - n_types_);
       record_change(t);
+      prefetch_reorder(gnode - n_types_);
       if (t == source) break;
       gnode = parent(t);
     }
   }
+  // A type moved into g is swapped into g's top layers at the end of the event
+  // (reorder_stacks): start loading g's stack row and cell slots now.
+  void prefetch_reorder(std::int32_t g) const;
   // Records that type t is now provided by g. During a failure it also marks g for
   // provided_layers() whatever t's layer (a conservative mark: g's whole stack is scanned).
   void assign_type(std::int32_t t, std::int32_t g);

@@ -603,17 +603,22 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     log_undo_ = true;
     // Unit costs: goal-directed searches on the distance labels kept between failures (they
     // stay valid through this event's greedy placements: see controller_labels.cpp). Other
-    // costs, and unit costs with a spare room F = s * alive - T below kLabelMinRoom: the blind
-    // searches, which invalidate the labels. With a handful of groups with room the two-ended
-    // search is cheaper: filling one of the last free groups leaves stale the labels of every
-    // node that drained into it, and the goal-directed search relearns that whole region
-    // (measured at N = 100,000, r = 20, among thresholds 0, 8, 16 and 32, minimum of 8 runs
-    // per event: 16 gave the least time in the last 32 slots, 8.5 ms against 9.7-10.6 ms at
-    // 32, and the lowest maximum, 0.93-0.94 ms against 1.06-1.20 ms at 32 and 1.45-1.51 ms at
-    // 8; 0 let single decisions reach 8 ms).
+    // costs, and unit costs with little spare room F = s * alive - T: the blind searches, which
+    // invalidate the labels. With a handful of groups with room the two-ended search is
+    // cheaper: filling one of the last free groups leaves stale the labels of every node that
+    // drained into it, and the goal-directed search relearns that whole region. The hand-over
+    // is at F = max(16, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
+    // several runs per event):
+    //   * N = 100,000 (F = 16 there), among 0, 8, 16 and 32: 16 gave the least time in the last
+    //     32 slots, 8.5 ms against 9.7-10.6 ms at 32, and the lowest maximum decision,
+    //     0.93 ms against 1.06-1.20 ms at 32 and 1.45-1.51 ms at 8; at 0 one took 8 ms;
+    //   * N = 1,000,000 (F = 44 there), among 16, 32, 50 and 100: 32-100 within noise (maximum
+    //     7-14 ms), 16 a maximum of 25 ms.
     constexpr std::int64_t kLabelMinRoom = 16;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
-    const bool labelled = unit_costs_ && room >= kLabelMinRoom;
+    // room < 2**31 (n_groups * height), so room * room fits.
+    const bool labelled = unit_costs_ && room >= kLabelMinRoom &&
+                          room * room >= static_cast<std::int64_t>(n_alive_) / 256;
     if (labelled) {
       prepare_labels(s);
     } else if (!pending.empty()) {

@@ -607,14 +607,15 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     // invalidate the labels. With a handful of groups with room the two-ended search is
     // cheaper: filling one of the last free groups leaves stale the labels of every node that
     // drained into it, and the goal-directed search relearns that whole region. The hand-over
-    // is at F = max(16, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
-    // several runs per event):
-    //   * N = 100,000 (F = 16 there), among 0, 8, 16 and 32: 16 gave the least time in the last
-    //     32 slots, 8.5 ms against 9.7-10.6 ms at 32, and the lowest maximum decision,
-    //     0.93 ms against 1.06-1.20 ms at 32 and 1.45-1.51 ms at 8; at 0 one took 8 ms;
+    // is at F = max(32, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
+    // 4-8 runs per event):
+    //   * N = 100,000, two failure orders, among 0, 8, 16, 24 and 32: the maximum decision was
+    //     1.06-1.20 ms at 32 on the benchmark's order and 1.19-1.43 ms on the Cython example's,
+    //     against 0.93 ms and 2.0-2.3 ms at 16 and 1.45-1.51 ms (benchmark) at 8; at 0 one
+    //     decision took 8 ms; totals within noise;
     //   * N = 1,000,000 (F = 44 there), among 16, 32, 50 and 100: 32-100 within noise (maximum
     //     7-14 ms), 16 a maximum of 25 ms.
-    constexpr std::int64_t kLabelMinRoom = 16;
+    constexpr std::int64_t kLabelMinRoom = 32;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
     // room < 2**31 (n_groups * height), so room * room fits.
     const bool labelled = unit_costs_ && room >= kLabelMinRoom &&

@@ -366,7 +366,10 @@ class Controller {
   // group's label is kDeadLabel, so the search reads one compact array per holder rather than
   // the group's liveness and a search record. A cache: it steers only which of several
   // min-cost answers a failure takes, and snapshot() resets it (hence mutable) so that a
-  // restored controller decides as the original does.
+  // restored controller decides as the original does. A live label never reaches kDeadLabel:
+  // it is at most a shortest path's length, and a path moves each type at most once, so it is
+  // below T <= n_groups * height / R < 2**30 once R >= 2 (with R = 1 no type can move and
+  // every label stays 0).
   static constexpr std::int32_t kDeadLabel = std::int32_t{1} << 30;
   std::vector<std::int32_t> label_;
   // The search's scratch. A node settled in this search has its bit set in settled_bits_

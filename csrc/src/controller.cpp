@@ -417,6 +417,15 @@ void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b) {
   slot_layer_[static_cast<std::size_t>(cell_slot_[cb])] = b;
 }
 
+void Controller::prefetch_holder_slots(std::int32_t t) const {
+  const std::size_t k = static_cast<std::size_t>(t) * static_cast<std::size_t>(redundancy_);
+  const std::size_t last = k + static_cast<std::size_t>(redundancy_) - 1;
+  prefetch(holder_.data() + k);
+  prefetch(holder_.data() + last);
+  prefetch(slot_layer_.data() + k);
+  prefetch(slot_layer_.data() + last);
+}
+
 void Controller::prefetch_reorder(std::int32_t g) const {
   const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
   prefetch(stacks_.data() + base);
@@ -488,7 +497,6 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
     prefetch(row + H - 1);
     return;
   }
-  const auto R = static_cast<std::size_t>(redundancy_);
   const auto top = static_cast<std::size_t>(depth_);
   for (std::size_t l = 0; l < H; ++l) {
     const auto t = static_cast<std::size_t>(row[l]);
@@ -496,10 +504,7 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
     if (l < top) {
       // The types g provides, displaced by its failure: their holder slots are read next.
       prefetch(assign_.data() + t);
-      prefetch(holder_.data() + t * R);
-      prefetch(holder_.data() + t * R + R - 1);
-      prefetch(slot_layer_.data() + t * R);
-      prefetch(slot_layer_.data() + t * R + R - 1);
+      prefetch_holder_slots(static_cast<std::int32_t>(t));
     }
   }
 }

@@ -90,11 +90,7 @@ bool Controller::augment_labelled(std::int32_t source) {
     // Start loading what expanding v reads first, so that the entries popped soon find it in
     // cache: a type's holder slots and provider, a group's stack row and event mark.
     if (v < T) {
-      const std::size_t k = static_cast<std::size_t>(v) * R;
-      prefetch(holder_.data() + k);
-      prefetch(holder_.data() + k + R - 1);
-      prefetch(slot_layer_.data() + k);
-      prefetch(slot_layer_.data() + k + R - 1);
+      prefetch_holder_slots(v);
       prefetch(assign_.data() + v);
     } else {
       const auto g = static_cast<std::size_t>(v - T);
@@ -159,17 +155,16 @@ bool Controller::augment_labelled(std::int32_t source) {
     }
   }
   for (std::size_t b = 0; b < used; ++b) bucket_[b].clear();
+  // Clear the settled bits. If a path was found, every node with delta < best was settled
+  // (reduced costs are >= 0 and buckets run in order): raise those labels by best - delta
+  // (see the header comment).
+  const bool found = best_group >= 0;
   for (const LabelSettled& e : label_settled_) {
     const auto vi = static_cast<std::size_t>(e.node);
     bits[vi >> 6] &= ~(std::uint64_t{1} << (vi & 63));
+    if (found) label[vi] += static_cast<std::int32_t>(best - e.dist);
   }
-  if (best_group < 0) return false;
-
-  // Every node with delta < best was settled (reduced costs are >= 0 and buckets run in
-  // order); raise those labels by best - delta (see the header comment).
-  for (const LabelSettled& e : label_settled_) {
-    label[e.node] += static_cast<std::int32_t>(best - e.dist);
-  }
+  if (!found) return false;
 
   const std::int32_t last = T + best_group;
   augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {

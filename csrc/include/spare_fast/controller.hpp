@@ -268,6 +268,9 @@ class Controller {
       gnode = parent(t);
     }
   }
+  // Starts loading type t's holder slots (holder_ and slot_layer_ rows), which every search
+  // and the greedy placement read first when they reach t.
+  void prefetch_holder_slots(std::int32_t t) const;
   // A type moved into g is swapped into g's top layers at the end of the event
   // (reorder_stacks): start loading g's stack row and cell slots now.
   void prefetch_reorder(std::int32_t g) const;

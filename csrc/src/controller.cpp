@@ -58,8 +58,8 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
 
   const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
-  holder_.assign(slots, -1);
-  slot_layer_.assign(slots, -1);
+  slot_cell_.assign(slots, -1);
+  height_div_ = Divider(static_cast<std::uint32_t>(h));
   cell_slot_.assign(cells, -1);
   std::vector<std::int32_t> fill(static_cast<std::size_t>(n_types), 0);
   for (std::int32_t g = 0; g < n; ++g) {
@@ -67,14 +67,12 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
       const std::size_t cell = static_cast<std::size_t>(g) * static_cast<std::size_t>(h) + static_cast<std::size_t>(l);
       const auto t = static_cast<std::size_t>(stacks_[cell]);
       const std::size_t k = t * static_cast<std::size_t>(r) + static_cast<std::size_t>(fill[t]++);
-      holder_[k] = g;
-      slot_layer_[k] = l;
+      slot_cell_[k] = static_cast<std::int32_t>(cell);
       cell_slot_[cell] = static_cast<std::int32_t>(k);
     }
   }
 
   alive_.assign(static_cast<std::size_t>(n), 1);
-  alive_holders_.assign(static_cast<std::size_t>(n_types), r);
   assign_.assign(static_cast<std::size_t>(n_types), -1);
   load_.assign(static_cast<std::size_t>(n), 0);
   n_alive_ = n;
@@ -100,25 +98,35 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
 }
 
 void Controller::index_slots() {
-  // O(N * height * R): each cell looks up its holder slot among the R holders of its type.
-  // Callers guarantee that every row of stacks_ is a permutation of its layout row.
+  // O(N * height * R): each cell looks up its holder slot among the R holders of its type (a
+  // slot's group is fixed, only its layer moves). Callers guarantee that every row of stacks_ is
+  // a permutation of its layout row.
   const auto H = static_cast<std::size_t>(height_);
-  const auto R = static_cast<std::size_t>(redundancy_);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
     for (std::size_t l = 0; l < H; ++l) {
-      const auto t = static_cast<std::size_t>(stacks_[g * H + l]);
-      std::size_t k = t * R;
-      while (holder_[k] != static_cast<std::int32_t>(g)) ++k;
-      slot_layer_[k] = static_cast<std::int32_t>(l);
-      cell_slot_[g * H + l] = static_cast<std::int32_t>(k);
+      const std::size_t cell = g * H + l;
+      const std::size_t k = slot_of(stacks_[cell], static_cast<std::int32_t>(g));
+      slot_cell_[k] = static_cast<std::int32_t>(cell);
+      cell_slot_[cell] = static_cast<std::int32_t>(k);
     }
   }
 }
 
 void Controller::set_all_alive() {
   std::fill(alive_.begin(), alive_.end(), std::uint8_t{1});
-  std::fill(alive_holders_.begin(), alive_holders_.end(), redundancy_);
   n_alive_ = n_groups_;
+}
+
+bool Controller::every_type_held() const {
+  const auto R = static_cast<std::size_t>(redundancy_);
+  for (std::size_t t = 0; t < static_cast<std::size_t>(n_types_); ++t) {
+    bool held = false;
+    for (std::size_t k = t * R; k < (t + 1) * R && !held; ++k) {
+      held = alive_[static_cast<std::size_t>(slot_group(k))] != 0;
+    }
+    if (!held) return false;
+  }
+  return true;
 }
 
 void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
@@ -265,14 +273,15 @@ bool Controller::augment_from(std::int32_t source) {
         // group: an edge that cannot beat the best path found is skipped before the (random,
         // cache-missing) reads of the group's state. Once `best` is known this prunes most of
         // the last level's edges, which are most of a search near saturation.
-        if (bfs01 && d + cost_at(holder_[k], slot_layer_[k]) >= best) continue;
-        const std::int32_t g = holder_[k];
+        const std::int32_t g = slot_group(k);
+        const std::int32_t layer = slot_cell_[k] - g * height_;
+        if (bfs01 && d + cost_at(g, layer) >= best) continue;
         if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
         SearchNode& ng = node[T + g];
         const bool labelled = ng.dist_stamp == stamp;
         if (labelled && ng.settled) continue;
         const std::int64_t pg = potential(T + g);
-        const std::int64_t rc = cost_at(g, slot_layer_[k]) + pv - pg;
+        const std::int64_t rc = cost_at(g, layer) + pv - pg;
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
         const std::int64_t nd = d + rc;
         if (!labelled || nd < ng.dist) {
@@ -343,9 +352,10 @@ bool Controller::assign_at_depth(std::int32_t s) {
   for (std::int32_t t = 0; t < n_types_; ++t) {
     const auto ti = static_cast<std::size_t>(t);
     for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-      const auto g = static_cast<std::size_t>(holder_[k]);
-      if (alive_[g] && slot_layer_[k] < s && load_[g] < s) {
-        assign_[ti] = holder_[k];
+      const std::int32_t gi = slot_group(k);
+      const auto g = static_cast<std::size_t>(gi);
+      if (alive_[g] && slot_cell_[k] - gi * height_ < s && load_[g] < s) {
+        assign_[ti] = gi;
         ++load_[g];
         break;
       }
@@ -362,13 +372,14 @@ bool Controller::assign_at_depth(std::int32_t s) {
     std::int32_t best_group = -1;
     bool best_has_room = false;
     for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-      const auto g = static_cast<std::size_t>(holder_[k]);
+      const std::int32_t gi = slot_group(k);
+      const auto g = static_cast<std::size_t>(gi);
       if (!alive_[g]) continue;
-      const std::int64_t c = cost_of_slot(static_cast<std::int64_t>(k));
+      const std::int64_t c = cost_at(gi, slot_cell_[k] - gi * height_);
       const bool room = load_[g] < s;
       if (c < best_cost || (c == best_cost && room && !best_has_room)) {
         best_cost = c;
-        best_group = holder_[k];
+        best_group = gi;
         best_has_room = room;
       }
     }
@@ -388,9 +399,7 @@ bool Controller::assign_at_depth(std::int32_t s) {
 
 bool Controller::full_solve(std::int32_t s_min) {
   reset_labels();
-  for (std::int32_t t = 0; t < n_types_; ++t) {
-    if (alive_holders_[static_cast<std::size_t>(t)] == 0) return false;
-  }
+  if (!every_type_held()) return false;
   std::int32_t s = std::max(s_min, ceil_div(n_types_, n_alive_));
   for (; s <= height_; ++s) {
     if (assign_at_depth(s)) {
@@ -413,17 +422,15 @@ void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b) {
   const std::size_t cb = base + static_cast<std::size_t>(b);
   std::swap(stacks_[ca], stacks_[cb]);
   std::swap(cell_slot_[ca], cell_slot_[cb]);
-  slot_layer_[static_cast<std::size_t>(cell_slot_[ca])] = a;
-  slot_layer_[static_cast<std::size_t>(cell_slot_[cb])] = b;
+  slot_cell_[static_cast<std::size_t>(cell_slot_[ca])] = static_cast<std::int32_t>(ca);
+  slot_cell_[static_cast<std::size_t>(cell_slot_[cb])] = static_cast<std::int32_t>(cb);
 }
 
 void Controller::prefetch_holder_slots(std::int32_t t) const {
   const std::size_t k = static_cast<std::size_t>(t) * static_cast<std::size_t>(redundancy_);
   const std::size_t last = k + static_cast<std::size_t>(redundancy_) - 1;
-  prefetch(holder_.data() + k);
-  prefetch(holder_.data() + last);
-  prefetch(slot_layer_.data() + k);
-  prefetch(slot_layer_.data() + last);
+  prefetch(slot_cell_.data() + k);
+  prefetch(slot_cell_.data() + last);
 }
 
 void Controller::prefetch_reorder(std::int32_t g) const {
@@ -434,7 +441,6 @@ void Controller::prefetch_reorder(std::int32_t g) const {
 
 void Controller::reorder_stacks(Decision& d) {
   price_depth_ = depth_;
-  const auto R = static_cast<std::size_t>(redundancy_);
   // Price every changed assignment against the before-event layers first, then swap.
   std::vector<std::int32_t>& deep = deep_;  // holder slots to bring up
   deep.clear();
@@ -442,11 +448,10 @@ void Controller::reorder_stacks(Decision& d) {
     changed_flag_[static_cast<std::size_t>(t)] = 0;
     const std::int32_t g = assign_[static_cast<std::size_t>(t)];
     if (g < 0) continue;
-    const auto ti = static_cast<std::size_t>(t);
-    std::size_t k = ti * R;
-    while (holder_[k] != g) ++k;
-    d.moves += cost_of_slot(static_cast<std::int64_t>(k));
-    if (slot_layer_[k] >= depth_) {
+    const std::size_t k = slot_of(t, g);
+    const std::int32_t layer = slot_cell_[k] - g * height_;
+    d.moves += cost_at(g, layer);
+    if (layer >= depth_) {
       ++d.swaps;
       deep.push_back(static_cast<std::int32_t>(k));
     }
@@ -454,13 +459,13 @@ void Controller::reorder_stacks(Decision& d) {
   changed_.clear();
   const auto H = static_cast<std::size_t>(height_);
   for (const std::int32_t k : deep) {
-    const std::int32_t g = holder_[static_cast<std::size_t>(k)];
+    const std::int32_t g = slot_group(static_cast<std::size_t>(k));
     const std::size_t base = static_cast<std::size_t>(g) * H;
     std::int32_t free_layer = 0;
     while (assign_[static_cast<std::size_t>(stacks_[base + static_cast<std::size_t>(free_layer)])] == g) {
       ++free_layer;
     }
-    swap_layers(g, free_layer, slot_layer_[static_cast<std::size_t>(k)]);
+    swap_layers(g, free_layer, slot_layer(static_cast<std::size_t>(k)));
   }
 }
 
@@ -500,7 +505,6 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
   const auto top = static_cast<std::size_t>(depth_);
   for (std::size_t l = 0; l < H; ++l) {
     const auto t = static_cast<std::size_t>(row[l]);
-    prefetch(alive_holders_.data() + t, /*for_write=*/true);
     if (l < top) {
       // The types g provides, displaced by its failure: their holder slots are read next.
       prefetch(assign_.data() + t);
@@ -527,6 +531,7 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     d.patch = std::move(patch);
   }
   const auto H = static_cast<std::size_t>(height_);
+  const auto R = static_cast<std::size_t>(redundancy_);
   bool lost_type = false;
   std::vector<std::int32_t>& displaced = displaced_;
   displaced.clear();
@@ -542,13 +547,24 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     if (!label_.empty()) label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
     for (std::size_t l = 0; l < H; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
-      if (--alive_holders_[t] == 0) lost_type = true;
       if (l < top && assign_[t] == f) {
         assign_[t] = -1;
         displaced.push_back(static_cast<std::int32_t>(t));
       }
     }
     load_[fi] = 0;
+  }
+  // Every type had an alive provider before this event, so a type left with no alive holder
+  // was provided by a failed group: it is among the displaced ones.
+  if (!wiped_out_) {
+    for (const std::int32_t t : displaced) {
+      const std::size_t k0 = static_cast<std::size_t>(t) * R;
+      bool held = false;
+      for (std::size_t k = k0; k < k0 + R && !held; ++k) {
+        held = alive_[static_cast<std::size_t>(slot_group(k))] != 0;
+      }
+      if (!held) lost_type = true;
+    }
   }
   if (wiped_out_ || lost_type || n_alive_ == 0) {
     finish(d, false);
@@ -561,7 +577,6 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   // SSP from it stays exact. If no augmenting path exists at S, raise S and augment again from
   // that zero-cost flow: the paths found at S are undone first, because raising S makes the
   // layer-S slots free and a flow that was min-cost at S need not be at S + 1.
-  const auto R = static_cast<std::size_t>(redundancy_);
   std::vector<std::int32_t>& pending = pending_;
   // The searches scan only the top event_depth_ layers of a group for the types it provides
   // unless it took a type in this event (provided_layers()); reset on every way out.
@@ -591,11 +606,13 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
       bool placed = false;
       // A holder with t in its top layers computes t without providing it: load < depth.
       for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-        if (slot_layer_[k] >= s) continue;
-        const auto g = static_cast<std::size_t>(holder_[k]);
+        const std::int32_t gi = slot_group(k);
+        const std::int32_t layer = slot_cell_[k] - gi * height_;
+        if (layer >= s) continue;
+        const auto g = static_cast<std::size_t>(gi);
         if (alive_[g] && load_[g] < s) {
-          assign_[ti] = holder_[k];
-          if (slot_layer_[k] >= event_depth_) deep_stamp_[g] = deep_epoch_;
+          assign_[ti] = gi;
+          if (layer >= event_depth_) deep_stamp_[g] = deep_epoch_;
           ++load_[g];
           record_change(t);
           placed = true;
@@ -670,22 +687,14 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   Decision d;
   // A rejoined group brings edges and room back: the distance labels no longer hold.
   reset_labels();
-  const auto H = static_cast<std::size_t>(height_);
   for (const std::int32_t g : groups) {
     const auto gi = static_cast<std::size_t>(g);
     alive_[gi] = 1;
     ++n_alive_;
     load_[gi] = 0;
-    for (std::size_t l = 0; l < H; ++l) {
-      ++alive_holders_[static_cast<std::size_t>(stacks_[gi * H + l])];
-    }
   }
   if (wiped_out_) {
-    bool covered = true;
-    for (std::int32_t t = 0; t < n_types_; ++t) {
-      if (alive_holders_[static_cast<std::size_t>(t)] == 0) covered = false;
-    }
-    if (!covered) {
+    if (!every_type_held()) {
       finish(d, false);
       d.seconds = seconds_since(t0);
       return d;
@@ -737,7 +746,6 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
   const auto t0 = Clock::now();
   Controller c(stacks, n_groups, height, move_cost, NoInitTag{});
   check_length("alive", alive.size, static_cast<std::size_t>(c.n_groups_));
-  const auto H = static_cast<std::size_t>(c.height_);
   for (std::size_t g = 0; g < alive.size; ++g) {
     if (alive[g] > 1) {
       throw std::invalid_argument(index_name("alive", g) + " = " + std::to_string(alive[g]) +
@@ -746,17 +754,11 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
     if (!alive[g]) {
       c.alive_[g] = 0;
       --c.n_alive_;
-      for (std::size_t l = 0; l < H; ++l) {
-        --c.alive_holders_[static_cast<std::size_t>(c.stacks_[g * H + l])];
-      }
     }
   }
   Decision d;
   d.full_solve = true;
-  bool ok = c.n_alive_ > 0;
-  for (std::int32_t t = 0; ok && t < c.n_types_; ++t) {
-    if (c.alive_holders_[static_cast<std::size_t>(t)] == 0) ok = false;
-  }
+  const bool ok = c.n_alive_ > 0 && c.every_type_held();
   if (ok) c.full_solve(1);
   c.finish(d, ok);
   if (assignment_out) *assignment_out = c.assign_;

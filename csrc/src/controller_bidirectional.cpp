@@ -240,13 +240,14 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
           // As in augment_from: in the 0-1 state an edge that cannot beat mu is skipped
           // before the group's state is read.
-          if (bfs01 && d + cost_at(holder_[k], slot_layer_[k]) >= mu) continue;
-          const std::int32_t g = holder_[k];
+          const std::int32_t g = slot_group(k);
+          const std::int32_t layer = slot_cell_[k] - g * height_;
+          if (bfs01 && d + cost_at(g, layer) >= mu) continue;
           if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
           const std::int32_t gn = T + g;
           if (f_labelled(gn) && node[gn].settled) continue;
           const std::int64_t pg = potential(gn);
-          const std::int64_t rc = cost_at(g, slot_layer_[k]) + pv - pg;
+          const std::int64_t rc = cost_at(g, layer) + pv - pg;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_f(v, gn, d + rc, true);
           if (load_[static_cast<std::size_t>(g)] < price_depth_) {
@@ -295,8 +296,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         if (g < 0) continue;
         const std::int32_t gn = T + g;
         if (b_labelled(gn) && bsettled_[static_cast<std::size_t>(gn)]) continue;
-        std::size_t k = vi * R;
-        while (holder_[k] != g) ++k;
+        const std::size_t k = slot_of(v, g);
         const std::int64_t rc = -cost_of_slot(static_cast<std::int64_t>(k)) + potential(gn) - pv;
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
         relax_b(v, gn, d + rc);

@@ -123,11 +123,12 @@ bool Controller::augment_labelled(std::int32_t source) {
         // Forward edges to the alive holders other than the provider.
         const std::int32_t provider = assign_[vi];
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
-          const std::int32_t g = holder_[k];
+          const std::int32_t cell = slot_cell_[k];
+          const std::int32_t g = cell_group(cell);
           const std::int32_t gn = T + g;
           const std::int64_t lg = label[gn];
           if (lg >= kDeadLabel || g == provider) continue;
-          const std::int64_t rc = cost_at(g, slot_layer_[k]) + lg - lv;
+          const std::int64_t rc = cost_at(g, cell - g * height_) + lg - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
           const std::int64_t nd = d + rc;
           if (nd >= best) continue;  // reduced costs are >= 0: no better path through g

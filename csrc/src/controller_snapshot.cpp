@@ -213,7 +213,7 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
       std::size_t k = types * R;
       if (t >= 0 && static_cast<std::size_t>(t) < types) {
         for (k = static_cast<std::size_t>(t) * R; k < (static_cast<std::size_t>(t) + 1) * R; ++k) {
-          if (c.holder_[k] == static_cast<std::int32_t>(g)) break;
+          if (c.slot_group(k) == static_cast<std::int32_t>(g)) break;
         }
         if (k == (static_cast<std::size_t>(t) + 1) * R) k = types * R;
       }
@@ -228,23 +228,16 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
   c.stacks_ = std::move(stacks);
   c.index_slots();
 
-  // (I3) and the wiped-out flag.
+  // The wiped-out flag.
   c.n_alive_ = 0;
-  std::fill(c.alive_holders_.begin(), c.alive_holders_.end(), 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
     if (alive[g] > 1) {
       bad("alive[" + std::to_string(g) + "] = " + std::to_string(alive[g]) + " is not a boolean");
     }
     c.alive_[g] = alive[g];
-    if (alive[g]) {
-      ++c.n_alive_;
-      for (std::size_t l = 0; l < H; ++l) {
-        ++c.alive_holders_[static_cast<std::size_t>(c.stacks_[g * H + l])];
-      }
-    }
+    if (alive[g]) ++c.n_alive_;
   }
-  bool covered = true;
-  for (const std::int32_t k : c.alive_holders_) covered = covered && k > 0;
+  const bool covered = c.every_type_held();
   if ((wiped != 0) == covered) {
     bad(std::string("wiped_out = ") + std::to_string(wiped) + " but " +
         (covered ? "every type has an alive holder" : "some type has no alive holder"));
@@ -274,8 +267,8 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
             " is not an alive group");
       }
       std::size_t k = t * R;
-      while (k < (t + 1) * R && c.holder_[k] != g) ++k;
-      if (k == (t + 1) * R || c.slot_layer_[k] >= depth) {
+      while (k < (t + 1) * R && c.slot_group(k) != g) ++k;
+      if (k == (t + 1) * R || c.slot_layer(k) >= depth) {
         bad("assignment[" + std::to_string(t) + "] = " + std::to_string(g) +
             " does not hold the type in its top " + std::to_string(depth) + " layers");
       }

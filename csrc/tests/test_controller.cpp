@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 
 using spare_fast::Controller;
 using spare_fast::Decision;
+using spare_fast::Divider;
 using spare_fast::Span;
 using spare_fast::Status;
 
@@ -220,9 +222,36 @@ void test_fail_into_equals_fail_and_reuses_the_decision() {
   EXPECT_THROW(std::invalid_argument, b.fail_into(span(dead), reused), "already dead");
   CHECK(reused.patch == kept.patch && reused.event == kept.event);
 }
+
+void test_divider_is_exact() {
+  // Divider (types.hpp) replaces a division in the searches: it must equal a / d for every
+  // cell id the controller can form (a < 2**31), whatever the height d. Checked near each
+  // multiple of d around the ends of the range and at random points in between.
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::int32_t>(state >> 33);  // 31 bits
+  };
+  const std::int32_t top = std::numeric_limits<std::int32_t>::max();
+  for (std::int32_t d : {1, 2, 3, 5, 7, 8, 12, 20, 31, 32, 33, 64, 100, 255, 1000, 65535, 65537,
+                         1 << 20, top / 3, top}) {
+    const Divider by(static_cast<std::uint32_t>(d));
+    for (std::int32_t a = 0; a < 3000; ++a) CHECK(by.quotient(a) == a / d);
+    for (std::int32_t a = top; a > top - 3000; --a) CHECK(by.quotient(a) == a / d);
+    for (std::int64_t q = 1; q <= 64 && q * d <= top; ++q) {
+      const auto m = static_cast<std::int32_t>(q * d);
+      CHECK(by.quotient(m) == q && by.quotient(m - 1) == q - 1);
+    }
+    for (int i = 0; i < 20000; ++i) {
+      const std::int32_t a = next();
+      CHECK(by.quotient(a) == a / d);
+    }
+  }
+}
 }  // namespace
 
 int main() {
+  test_divider_is_exact();
   test_events();
   test_snapshot();
   test_malformed_input();

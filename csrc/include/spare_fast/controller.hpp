@@ -16,8 +16,10 @@
 // Invariants kept between events (they make the incremental path exact):
 //   (I1) every assigned type sits in its provider's top `depth` layers, so measured against the
 //        current stacks the assignment costs 0, hence it is a min-cost flow for its value;
-//   (I2) load[g] = number of types provided by g <= depth, for every alive g;
-//   (I3) alive_holders[t] = number of alive groups holding t.
+//   (I2) load[g] = number of types provided by g <= depth, for every alive g.
+// A wipe-out needs no per-type count of alive holders: while every type has an alive provider,
+// a type whose last alive holder fails was provided by that holder, so a failure checks only
+// the types it displaces (one look along their holder slots).
 //
 // Relation to the graph kernels (graph.hpp). The controller runs its own search: an
 // incremental successive-shortest-path min-cost flow on the implicit graph type -> holder ->
@@ -61,8 +63,8 @@
 // opaque caller `meta` string, an FNV-1a checksum against accidental corruption). restore()
 // trusts none of it: it rebuilds the controller from the layout and costs (re-deriving the
 // initial decision and the unit-cost flag and comparing them with the stored ones), checks
-// that each current stack is a permutation of its layout row, re-derives the alive-holder
-// counts (I3) and the loads (I2), checks every assignment (I1), that the wiped-out flag is set
+// that each current stack is a permutation of its layout row, re-derives the loads (I2),
+// checks every assignment (I1), that the wiped-out flag is set
 // exactly when some type has no alive holder, and that the depth equals a fresh solve's
 // minimal depth. The distance labels of the failure search are not stored: they steer only
 // which of several min-cost answers is taken, and snapshot() resets them, so the controller
@@ -183,12 +185,29 @@ class Controller {
   // Rebuilds the (group, layer) <-> holder-slot maps for the current stacks_.
   void index_slots();
 
+  // Holder slot k = t * R + i is the i-th group (in id order) holding type t; slot_cell_[k] is
+  // the cell (group * height + layer) where that group keeps t now. The group of a slot never
+  // changes, its layer does when the stacks are reordered.
+  std::int32_t cell_group(std::int32_t cell) const { return height_div_.quotient(cell); }
+  std::int32_t slot_group(std::size_t k) const { return cell_group(slot_cell_[k]); }
+  std::int32_t slot_layer(std::size_t k) const {
+    return slot_cell_[k] - slot_group(k) * height_;
+  }
   // Cost of giving a type to the holder of slot k (= t * R + i) from its layer in that
   // group's stack: 0 inside the top price_depth_ layers.
   std::int64_t cost_of_slot(std::int64_t slot) const {
-    return cost_at(holder_[static_cast<std::size_t>(slot)],
-                   slot_layer_[static_cast<std::size_t>(slot)]);
+    const auto k = static_cast<std::size_t>(slot);
+    const std::int32_t g = slot_group(k);
+    return cost_at(g, slot_cell_[k] - g * height_);
   }
+  // The slot of type t held by group g (g holds t).
+  std::size_t slot_of(std::int32_t t, std::int32_t g) const {
+    std::size_t k = static_cast<std::size_t>(t) * static_cast<std::size_t>(redundancy_);
+    while (slot_group(k) != g) ++k;
+    return k;
+  }
+  // True when every type has an alive holder (no wipe-out). O(T * R).
+  bool every_type_held() const;
   std::int64_t cost_at(std::int32_t g, std::int32_t layer) const {
     if (layer < price_depth_) return 0;
     if (unit_costs_) return 1;
@@ -268,7 +287,7 @@ class Controller {
       gnode = parent(t);
     }
   }
-  // Starts loading type t's holder slots (holder_ and slot_layer_ rows), which every search
+  // Starts loading type t's holder slots (its slot_cell_ row), which every search
   // and the greedy placement read first when they reach t.
   void prefetch_holder_slots(std::int32_t t) const;
   // A type moved into g is swapped into g's top layers at the end of the event
@@ -298,11 +317,12 @@ class Controller {
   std::vector<Index> initial_stacks_;  // the layout after the initial decision, for restart()
   std::vector<Index> stacks_;          // current order, n_groups x height
   std::vector<std::int64_t> move_cost_;       // per (group, layer); empty when unit_costs_
-  std::vector<Index> holder_;          // holder slot k = t * R + i -> group
-  std::vector<Index> slot_layer_;      // holder slot -> layer in that group's stack
+  // Holder slot k = t * R + i -> its cell, group * height + layer (one array rather than a
+  // group array and a layer array: a search reads a type's holders in half the cache lines).
+  std::vector<Index> slot_cell_;
+  Divider height_div_;                 // cell -> group
   std::vector<Index> cell_slot_;       // (group, layer) -> holder slot
   std::vector<std::uint8_t> alive_;
-  std::vector<Index> alive_holders_;   // (I3)
   std::vector<Index> assign_;          // type -> provider group, -1 if none
   std::vector<Index> load_;            // (I2)
 
@@ -399,7 +419,7 @@ class Controller {
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;
   // Depth used to price edges (0 inside the top price_depth_ layers). Stacks are reordered only
-  // at the end of an event, so slot_layer_ holds the before-event layers while it is decided.
+  // at the end of an event, so slot_cell_ holds the before-event layers while it is decided.
   std::int32_t price_depth_ = 1;
 };
 

@@ -26,6 +26,31 @@ struct Span {
   bool empty() const { return size == 0; }
 };
 
+// Exact a / d for 0 <= a < 2**31 and a divisor d >= 1 fixed at construction, by one multiply
+// and one shift: with L = ceil(log2 d), k = 31 + L and m = ceil(2**k / d), floor(a / d) =
+// (a * m) >> k, because a * (m - 2**k / d) / 2**k < 2**31 / 2**(31 + L) <= 1 / d keeps the
+// error below the gap to the next integer (the round-up method: T. Granlund, P. L. Montgomery,
+// "Division by invariant integers using multiplication", PLDI 1994). m <= 2**32, so the product
+// fits 64 bits. The controller divides cell ids (group * height + layer) by the height with it
+// in its searches, where a hardware division would cost several times more.
+class Divider {
+ public:
+  Divider() = default;
+  explicit Divider(std::uint32_t d) {
+    unsigned lg = 0;
+    while ((std::uint64_t{1} << lg) < d) ++lg;
+    shift_ = 31 + lg;
+    mul_ = ((std::uint64_t{1} << shift_) + d - 1) / d;
+  }
+  std::int32_t quotient(std::int32_t a) const {
+    return static_cast<std::int32_t>((static_cast<std::uint64_t>(a) * mul_) >> shift_);
+  }
+
+ private:
+  std::uint64_t mul_ = std::uint64_t{1} << 31;
+  unsigned shift_ = 31;
+};
+
 // The limits the controller accepts (checked before any allocation; see validate.hpp).
 // Each move cost is at most kMaxMoveCost, and n_groups * height * max(move_cost) is at most
 // kMaxTotalCost, so every total and every shortest-path distance of the searches (bounded by a

@@ -495,21 +495,21 @@ void Controller::finish(Decision& d, bool ok) {
 
 void Controller::prefetch_failure(std::int32_t g, int stage) const {
   if (g < 0 || g >= n_groups_) return;
+  // A failure reads only g's top depth_ layers (the types it may provide).
   const auto H = static_cast<std::size_t>(height_);
+  const std::size_t top = std::min(H, static_cast<std::size_t>(depth_));
+  if (top == 0) return;
   const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
   if (stage == 0) {
     prefetch(row);
-    prefetch(row + H - 1);
+    prefetch(row + top - 1);
     return;
   }
-  const auto top = static_cast<std::size_t>(depth_);
-  for (std::size_t l = 0; l < H; ++l) {
+  for (std::size_t l = 0; l < top; ++l) {
+    // The types g provides, displaced by its failure: their holder slots are read next.
     const auto t = static_cast<std::size_t>(row[l]);
-    if (l < top) {
-      // The types g provides, displaced by its failure: their holder slots are read next.
-      prefetch(assign_.data() + t);
-      prefetch_holder_slots(static_cast<std::int32_t>(t));
-    }
+    prefetch(assign_.data() + t);
+    prefetch_holder_slots(static_cast<std::int32_t>(t));
   }
 }
 
@@ -522,6 +522,11 @@ Decision Controller::fail(Span<std::int32_t> groups) {
 void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   const auto t0 = Clock::now();
   validate_groups(groups, /*want_alive=*/true);
+  decide_failure(groups, d);
+  d.seconds = seconds_since(t0);
+}
+
+void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
   ++events_;
   {
     // Every field as a fresh Decision has it; the patch keeps its capacity.
@@ -536,18 +541,20 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   std::vector<std::int32_t>& displaced = displaced_;
   displaced.clear();
   // The types f provides sit in its top depth_ layers (I1; depth_ is 0 after a wipe-out, when
-  // nothing is assigned), so only those layers are looked up in assign_: one random read per
-  // layer fewer below them.
-  const auto top = static_cast<std::size_t>(depth_);
+  // nothing is assigned), so only those layers are read.
+  const std::size_t top = std::min(H, static_cast<std::size_t>(depth_));
   for (const std::int32_t f : groups) {
     const auto fi = static_cast<std::size_t>(f);
     alive_[fi] = 0;
     --n_alive_;
     // A dead group leaves the failure search's graph (controller_labels.cpp).
-    if (!label_.empty()) label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
-    for (std::size_t l = 0; l < H; ++l) {
+    if (!label_.empty()) {
+      label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
+      clear_room_bit(f);
+    }
+    for (std::size_t l = 0; l < top; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
-      if (l < top && assign_[t] == f) {
+      if (assign_[t] == f) {
         assign_[t] = -1;
         displaced.push_back(static_cast<std::int32_t>(t));
       }
@@ -568,7 +575,6 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   }
   if (wiped_out_ || lost_type || n_alive_ == 0) {
     finish(d, false);
-    d.seconds = seconds_since(t0);
     return;
   }
 
@@ -610,10 +616,11 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
         const std::int32_t layer = slot_cell_[k] - gi * height_;
         if (layer >= s) continue;
         const auto g = static_cast<std::size_t>(gi);
-        if (alive_[g] && load_[g] < s) {
+        // With the labels valid at s, the room bitmap (in cache) answers "alive, load < s".
+        if (label_depth_ == s ? has_room(gi) : (alive_[g] && load_[g] < s)) {
           assign_[ti] = gi;
           if (layer >= event_depth_) deep_stamp_[g] = deep_epoch_;
-          ++load_[g];
+          if (++load_[g] == s && label_depth_ == s) clear_room_bit(gi);
           record_change(t);
           placed = true;
           break;
@@ -677,7 +684,6 @@ void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
     d.patch.push_back(t);
     d.patch.push_back(assign_[static_cast<std::size_t>(t)]);
   }
-  d.seconds = seconds_since(t0);
 }
 
 Decision Controller::rejoin(Span<std::int32_t> groups) {

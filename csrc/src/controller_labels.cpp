@@ -62,8 +62,13 @@ void Controller::prepare_labels(std::int32_t s) {
     settled_bits_.assign((n + 63) / 64, 0);
   }
   label_.assign(n, 0);
+  room_bits_.assign((static_cast<std::size_t>(n_groups_) + 63) / 64, 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    if (!alive_[g]) label_[T + g] = kDeadLabel;
+    if (!alive_[g]) {
+      label_[T + g] = kDeadLabel;
+    } else if (load_[g] < s) {
+      room_bits_[g >> 6] |= std::uint64_t{1} << (g & 63);
+    }
   }
   label_depth_ = s;
 }
@@ -75,6 +80,18 @@ bool Controller::augment_labelled(std::int32_t source) {
   std::int32_t* const label = label_.data();
   std::int32_t* const parent_of = label_parent_.data();
   std::uint64_t* const bits = settled_bits_.data();
+  const std::int32_t* const cells = slot_cell_.data();
+  const std::int32_t H = height_;
+  const Divider by_height = height_div_;
+  struct Held {
+    std::int32_t group;
+    std::int32_t cell;
+    std::int32_t label;
+  };
+  constexpr std::size_t kGather = 32;
+  Held held[kGather];
+  // A type's holders to queue: (group node, distance in the parent field, label).
+  std::vector<LabelEntry>& later = label_later_;
 
   // Lazy Dijkstra: an edge that improves nothing we know of is queued as (node, parent) in the
   // bucket of its distance, and only the first entry of a node to be popped settles it. Most
@@ -82,10 +99,10 @@ bool Controller::augment_labelled(std::int32_t source) {
   // writes a node's record only when it settles it: per holder it reads the holder's label
   // and nothing else of it.
   std::size_t used = 0;  // buckets [0, used) may be nonempty
-  auto push = [&](std::int64_t d, std::int32_t v, std::int32_t parent) {
+  auto push = [&](std::int64_t d, std::int32_t v, std::int32_t parent, std::int32_t lv) {
     const auto b = static_cast<std::size_t>(d);
     if (b >= bucket_.size()) bucket_.resize(b + 1);
-    bucket_[b].push_back(LabelEntry{v, parent});
+    bucket_[b].push_back(LabelEntry{v, parent, lv});
     used = std::max(used, b + 1);
     // Start loading what expanding v reads first, so that the entries popped soon find it in
     // cache: a type's holder slots and provider, a group's stack row and event mark.
@@ -100,7 +117,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   };
 
   label_settled_.clear();
-  push(0, source, -1);
+  push(0, source, -1, label[source]);
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
   std::int32_t best_group = -1;
   std::int32_t best_parent = -1;
@@ -118,39 +135,59 @@ bool Controller::augment_labelled(std::int32_t source) {
       bits[vi >> 6] |= bit;
       parent_of[vi] = e.parent;
       label_settled_.push_back(LabelSettled{v, static_cast<std::int32_t>(d)});
-      const std::int64_t lv = label[v];
+      const std::int64_t lv = e.label;
       if (v < T) {
         // Forward edges to the alive holders other than the provider.
         const std::int32_t provider = assign_[vi];
-        for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
-          const std::int32_t cell = slot_cell_[k];
-          const std::int32_t g = cell_group(cell);
-          const std::int32_t gn = T + g;
-          const std::int64_t lg = label[gn];
-          if (lg >= kDeadLabel || g == provider) continue;
-          const std::int64_t rc = cost_at(g, cell - g * height_) + lg - lv;
-          if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
-          const std::int64_t nd = d + rc;
-          if (nd >= best) continue;  // reduced costs are >= 0: no better path through g
-          // The sink edge costs 0, so (L) on it keeps a group with room at label 0: only a
-          // group at label 0 needs its load read. The path ends at a group with room: through
-          // it no path to the sink is shorter than nd.
-          if (lg == 0 && load_[static_cast<std::size_t>(g)] < s) {
-            best = nd;
-            best_group = g;
-            best_parent = v;
-          } else {
-            push(nd, gn, v);
+        // Two passes per chunk of holders: the first only loads (the holders' labels are
+        // random reads, independent of each other, so the processor overlaps them all), the
+        // second decides on values already at hand.
+        const std::size_t end = (vi + 1) * R;
+        for (std::size_t k0 = vi * R; k0 < end; k0 += kGather) {
+          const std::size_t m = std::min(kGather, end - k0);
+          for (std::size_t i = 0; i < m; ++i) {
+            const std::int32_t cell = cells[k0 + i];
+            const std::int32_t g = by_height.quotient(cell);
+            held[i] = Held{g, cell, label[T + g]};
+          }
+          for (std::size_t i = 0; i < m; ++i) {
+            const std::int64_t lg = held[i].label;
+            const std::int32_t g = held[i].group;
+            if (lg >= kDeadLabel || g == provider) continue;
+            // Unit costs: 0 inside the top s layers (before the event), 1 below.
+            const std::int64_t rc = (held[i].cell - g * H >= s ? 1 : 0) + lg - lv;
+            if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
+            const std::int64_t nd = d + rc;
+            if (nd >= best) continue;  // reduced costs are >= 0: no better path through g
+            // The sink edge costs 0, so (L) on it keeps a group with room at label 0: only a
+            // group at label 0 needs its load read. The path ends at a group with room:
+            // through it no path to the sink is shorter than nd.
+            if (lg == 0 && has_room(g)) {
+              best = nd;
+              best_group = g;
+              best_parent = v;
+            } else {
+              later.push_back(LabelEntry{T + g, static_cast<std::int32_t>(nd),
+                                         static_cast<std::int32_t>(lg)});
+            }
           }
         }
+        // Queued once all of v's holders are seen, and only those still below the best
+        // distance: the others would never be popped, and queueing starts their loads. The
+        // order of the queued ones, hence the search, is as if each were queued when seen.
+        for (const LabelEntry& c : later) {
+          if (c.parent < best) push(c.parent, c.node, v, c.label);
+        }
+        later.clear();
       } else {
         // Reversed edges to the types g provides.
         const std::int32_t g = v - T;
         for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
-          const std::int64_t rc = label[t] - cost_at(g, l) - lv;
+          const std::int32_t lt = label[t];
+          const std::int64_t rc = lt - (l >= s ? 1 : 0) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
           const std::int64_t nd = d + rc;
-          if (nd < best) push(nd, t, v);
+          if (nd < best) push(nd, t, v, lt);
         });
       }
     }
@@ -171,6 +208,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
     return v == last ? best_parent : parent_of[v];
   });
+  if (load_[static_cast<std::size_t>(best_group)] == s) clear_room_bit(best_group);
   return true;
 }
 

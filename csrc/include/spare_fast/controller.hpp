@@ -119,6 +119,10 @@ struct Decision {
   std::uint64_t event = 0;
 };
 
+struct FailEachResult;
+class Controller;
+FailEachResult fail_each(Controller& controller, Span<Index> groups, bool stop_at_wipeout);
+
 class Controller {
  public:
   // stacks: n_groups x height row-major; every type in [0, T) appears equally often and at most
@@ -179,6 +183,11 @@ class Controller {
   void validate_groups(Span<Index> groups, bool want_alive) const;
 
  private:
+  // fail_into without the validation and the clock: fail_each validates the whole sequence
+  // once and times each event from one clock reading to the next.
+  void decide_failure(Span<Index> groups, Decision& d);
+  friend FailEachResult fail_each(Controller& controller, Span<Index> groups,
+                                  bool stop_at_wipeout);
   struct NoInitTag {};
   Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
              Span<Cost> move_cost, NoInitTag);
@@ -407,14 +416,28 @@ class Controller {
   std::vector<std::uint64_t> settled_bits_;
   std::vector<LabelSettled> label_settled_;
   std::vector<std::int32_t> label_parent_;
+  // Valid with the labels: bit g is set iff group g is alive with load < label_depth_ (it has
+  // room). 12.5 KB at N = 100,000, so the search tests a group's room in cache rather than
+  // reading its liveness and load.
+  std::vector<std::uint64_t> room_bits_;
+  bool has_room(std::int32_t g) const {
+    const auto gi = static_cast<std::size_t>(g);
+    return (room_bits_[gi >> 6] >> (gi & 63)) & 1U;
+  }
+  void clear_room_bit(std::int32_t g) {
+    const auto gi = static_cast<std::size_t>(g);
+    room_bits_[gi >> 6] &= ~(std::uint64_t{1} << (gi & 63));
+  }
   mutable std::int32_t label_depth_ = 0;
   // Bucket d of the search queue: (node, parent) entries at reduced distance d. A node is
   // queued once per improving edge and settled by its first entry popped.
   struct LabelEntry {
     std::int32_t node;
     std::int32_t parent;
+    std::int32_t label;  // the node's label (labels do not change during a search)
   };
   std::vector<std::vector<LabelEntry>> bucket_;
+  std::vector<LabelEntry> label_later_;
   // Types whose provider changed during the event, for the move count.
   std::vector<Index> changed_;
   std::vector<std::uint8_t> changed_flag_;

@@ -82,6 +82,14 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   deep_stamp_.assign(static_cast<std::size_t>(n), 0);
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
   reserve_backward_search();
+  if (unit_costs_) {
+    // The failure search's labels (controller_labels.cpp), sized here so that no decision pays
+    // for touching their pages first.
+    label_.assign(nodes - 1, 0);
+    label_parent_.assign(nodes - 1, -1);
+    settled_bits_.assign((nodes - 1 + 63) / 64, 0);
+    room_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, 0);
+  }
 }
 
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
@@ -636,15 +644,15 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     // invalidate the labels. With a handful of groups with room the two-ended search is
     // cheaper: filling one of the last free groups leaves stale the labels of every node that
     // drained into it, and the goal-directed search relearns that whole region. The hand-over
-    // is at F = max(32, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
-    // 4-8 runs per event):
-    //   * N = 100,000, two failure orders, among 0, 8, 16, 24 and 32: the maximum decision was
-    //     1.06-1.20 ms at 32 on the benchmark's order and 1.19-1.43 ms on the Cython example's,
-    //     against 0.93 ms and 2.0-2.3 ms at 16 and 1.45-1.51 ms (benchmark) at 8; at 0 one
-    //     decision took 8 ms; totals within noise;
-    //   * N = 1,000,000 (F = 44 there), among 16, 32, 50 and 100: 32-100 within noise (maximum
-    //     7-14 ms), 16 a maximum of 25 ms.
-    constexpr std::int64_t kLabelMinRoom = 32;
+    // is at F = max(16, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
+    // 4 runs per event, the events with F < 40 summed):
+    //   * N = 100,000, two failure orders (the benchmark's and the Cython example's), among
+    //     12, 16, 24 and 32: 10-11 ms at 16 against 12-18 ms at 32, 11-16 ms at 24 and
+    //     9-11 ms at 12, with maxima of 0.9-1.9 ms at 16 and 1.1-1.6 ms at 32; with all
+    //     searches labelled (down to F = 1) 15-18 ms and a 7 ms maximum;
+    //   * N = 1,000,000 the square-root term rules (F = 44): an earlier search among 16, 32, 50
+    //     and 100 found 32-100 within noise (maximum 7-14 ms) and 16 a maximum of 25 ms.
+    constexpr std::int64_t kLabelMinRoom = 16;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
     // room < 2**31 (n_groups * height), so room * room fits.
     const bool labelled = unit_costs_ && room >= kLabelMinRoom &&

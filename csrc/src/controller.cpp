@@ -514,10 +514,12 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
     return;
   }
   for (std::size_t l = 0; l < top; ++l) {
-    // The types g provides, displaced by its failure: their holder slots are read next.
+    // The types g provides, displaced by its failure: their holder slots are read next, and
+    // the search for a new provider starts from their labels.
     const auto t = static_cast<std::size_t>(row[l]);
     prefetch(assign_.data() + t);
     prefetch_holder_slots(static_cast<std::int32_t>(t));
+    if (!label_.empty()) prefetch(label_.data() + t);
   }
 }
 

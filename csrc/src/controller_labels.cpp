@@ -88,7 +88,7 @@ bool Controller::augment_labelled(std::int32_t source) {
     std::int32_t cell;
     std::int32_t label;
   };
-  constexpr std::size_t kGather = 32;
+  constexpr std::size_t kGather = 8;
   Held held[kGather];
   // A type's holders to queue: (group node, distance in the parent field, label).
   std::vector<LabelEntry>& later = label_later_;
@@ -141,14 +141,19 @@ bool Controller::augment_labelled(std::int32_t source) {
         const std::int32_t provider = assign_[vi];
         // Two passes per chunk of holders: the first only loads (the holders' labels are
         // random reads, independent of each other, so the processor overlaps them all), the
-        // second decides on values already at hand.
+        // second decides on values already at hand. Small chunks: once a path is found, the
+        // later chunks load only the labels that could still beat it.
         const std::size_t end = (vi + 1) * R;
         for (std::size_t k0 = vi * R; k0 < end; k0 += kGather) {
           const std::size_t m = std::min(kGather, end - k0);
           for (std::size_t i = 0; i < m; ++i) {
             const std::int32_t cell = cells[k0 + i];
             const std::int32_t g = by_height.quotient(cell);
-            held[i] = Held{g, cell, label[T + g]};
+            // A holder's label is at least 0, so d + cost - lv bounds its distance from
+            // below: once that reaches the best path found, its label is not worth a load
+            // (marked as if dead: either way it is passed over).
+            const std::int64_t low = d + (cell - g * H >= s ? 1 : 0) - lv;
+            held[i] = Held{g, cell, low < best ? label[T + g] : kDeadLabel};
           }
           for (std::size_t i = 0; i < m; ++i) {
             const std::int64_t lg = held[i].label;

@@ -105,6 +105,8 @@ void Controller::reserve_backward_search() {
       static_cast<std::size_t>(n_types_) + static_cast<std::size_t>(n_groups_) + 1;
   bnode_.assign(nodes, BackNode{});
   bsettled_.assign(nodes, 0);
+  fbits_.assign((nodes + 63) / 64, 0);
+  bbits_.assign((nodes + 63) / 64, 0);
 }
 
 const std::vector<std::int32_t>& Controller::free_groups(std::int64_t unassigned) {
@@ -151,6 +153,24 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   SearchNode* const node = node_.data();
   BackNode* const bnode = bnode_.data();
   const bool bfs01 = unit_costs_ && zero_state_;
+  // Which nodes each side has labelled in this search, as bitmaps (25 KB each at
+  // N = 100,000: they stay in cache, where the search records do not): a node's record is read
+  // only once a side knows the node. Cleared whole per search, which costs far less than the
+  // search.
+  std::fill(fbits_.begin(), fbits_.end(), 0);
+  std::fill(bbits_.begin(), bbits_.end(), 0);
+  std::uint64_t* const fbits = fbits_.data();
+  std::uint64_t* const bbits = bbits_.data();
+  auto test = [](const std::uint64_t* bits, std::int32_t v) {
+    const auto vi = static_cast<std::size_t>(v);
+    return ((bits[vi >> 6] >> (vi & 63)) & 1U) != 0;
+  };
+  auto mark = [](std::uint64_t* bits, std::int32_t v) {
+    const auto vi = static_cast<std::size_t>(v);
+    bits[vi >> 6] |= std::uint64_t{1} << (vi & 63);
+  };
+  // In the 0-1 state every potential is 0 (controller.hpp): no record is read for it.
+  auto pot = [&](std::int32_t v) { return bfs01 ? std::int64_t{0} : potential(v); };
   SearchQueue fq(bfs01, heap_, deque_);
   SearchQueue bq(bfs01, bheap_, bdeque_);
   settled_list_.clear();
@@ -158,13 +178,16 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
 
   std::int64_t mu = kNone;
   std::int32_t meet = -1;
-  auto f_labelled = [&](std::int32_t v) { return node[v].dist_stamp == search_stamp_; };
-  auto b_labelled = [&](std::int32_t v) { return bnode[v].stamp == bsearch_stamp_; };
+  auto f_labelled = [&](std::int32_t v) { return test(fbits, v); };
+  auto b_labelled = [&](std::int32_t v) { return test(bbits, v); };
   auto relax_f = [&](std::int32_t from, std::int32_t to, std::int64_t nd, bool queue) {
     SearchNode& n = node[to];
-    const bool labelled = n.dist_stamp == search_stamp_;
+    const bool labelled = f_labelled(to);
     if (!labelled || nd < n.dist) {
-      if (!labelled) n.settled = 0;
+      if (!labelled) {
+        n.settled = 0;
+        mark(fbits, to);
+      }
       n.dist_stamp = search_stamp_;
       n.dist = nd;
       n.parent = from;
@@ -177,9 +200,12 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   };
   auto relax_b = [&](std::int32_t from, std::int32_t to, std::int64_t nd) {
     BackNode& n = bnode[to];
-    const bool labelled = n.stamp == bsearch_stamp_;
+    const bool labelled = b_labelled(to);
     if (!labelled || nd < n.dist) {
-      if (!labelled) bsettled_[static_cast<std::size_t>(to)] = 0;
+      if (!labelled) {
+        bsettled_[static_cast<std::size_t>(to)] = 0;
+        mark(bbits, to);
+      }
       n.stamp = bsearch_stamp_;
       n.dist = nd;
       n.next = from;
@@ -207,6 +233,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
     bnode[sink].dist = 0;
     bnode[sink].next = -1;
     bsettled_[si] = 1;
+    mark(bbits, sink);
     bsettled_list_.push_back(sink);
     if (!bfs01) {
       const std::int64_t p_sink = potential(sink);
@@ -217,7 +244,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
       }
     }
   }
-  const std::int64_t p_sink = potential(sink);
+  const std::int64_t p_sink = pot(sink);
   auto b_size = [&]() { return roots.size() - next_root + bq.size(); };
   auto b_top = [&]() { return next_root < roots.size() ? std::int64_t{0} : bq.top(); };
 
@@ -234,7 +261,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
       fq.expanding(d);
       node[v].settled = 1;
       settled_list_.push_back(v);
-      const std::int64_t pv = potential(v);
+      const std::int64_t pv = pot(v);
       if (v < T) {
         const std::int32_t provider = assign_[vi];
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
@@ -246,7 +273,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
           if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
           const std::int32_t gn = T + g;
           if (f_labelled(gn) && node[gn].settled) continue;
-          const std::int64_t pg = potential(gn);
+          const std::int64_t pg = pot(gn);
           const std::int64_t rc = cost_at(g, layer) + pv - pg;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_f(v, gn, d + rc, true);
@@ -260,7 +287,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         const std::int32_t g = v - T;
         for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
           if (f_labelled(t) && node[t].settled) return;
-          const std::int64_t rc = -cost_at(g, l) + pv - potential(t);
+          const std::int64_t rc = -cost_at(g, l) + pv - pot(t);
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
           relax_f(v, t, d + rc, true);
         });
@@ -272,8 +299,9 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         // A free group, labelled now at distance 0 (the sink edge costs 0 in the 0-1 state).
         v = T + roots[next_root++];
         BackNode& n = bnode[v];
-        if (n.stamp == bsearch_stamp_ && bsettled_[static_cast<std::size_t>(v)]) continue;
+        if (b_labelled(v) && bsettled_[static_cast<std::size_t>(v)]) continue;
         bsettled_[static_cast<std::size_t>(v)] = 0;
+        mark(bbits, v);
         n.stamp = bsearch_stamp_;
         n.dist = 0;
         n.next = sink;
@@ -289,7 +317,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
       bq.expanding(d);
       bsettled_[vi] = 1;
       bsettled_list_.push_back(v);
-      const std::int64_t pv = potential(v);
+      const std::int64_t pv = pot(v);
       if (v < T) {
         // Reversed group -> type edge: from the type's provider (an unassigned type has none).
         const std::int32_t g = assign_[vi];
@@ -297,7 +325,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         const std::int32_t gn = T + g;
         if (b_labelled(gn) && bsettled_[static_cast<std::size_t>(gn)]) continue;
         const std::size_t k = slot_of(v, g);
-        const std::int64_t rc = -cost_of_slot(static_cast<std::int64_t>(k)) + potential(gn) - pv;
+        const std::int64_t rc = -cost_of_slot(static_cast<std::int64_t>(k)) + pot(gn) - pv;
         if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
         relax_b(v, gn, d + rc);
       } else {
@@ -312,7 +340,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
           // still pending in this event need exact backward distances for psi.
           if (l < top && assign_[static_cast<std::size_t>(t)] == g) continue;
           if (b_labelled(t) && bsettled_[static_cast<std::size_t>(t)]) continue;
-          const std::int64_t rc = cost_at(g, static_cast<std::int32_t>(l)) + potential(t) - pv;
+          const std::int64_t rc = cost_at(g, static_cast<std::int32_t>(l)) + pot(t) - pv;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_b(v, t, d + rc);
         }

@@ -386,6 +386,9 @@ class Controller {
   };
   std::vector<BackNode> bnode_;
   std::vector<std::uint8_t> bsettled_;
+  // The nodes each side of the two-ended search has labelled (controller_bidirectional.cpp).
+  std::vector<std::uint64_t> fbits_;
+  std::vector<std::uint64_t> bbits_;
   std::vector<std::int32_t> bsettled_list_;
   std::uint32_t bsearch_stamp_ = 0;
   std::vector<std::pair<std::int64_t, std::int32_t>> bheap_;

@@ -34,10 +34,16 @@
 //
 // Memory. At N = 100,000 the nodes' data is tens of MB, so the search's cost is its cache
 // misses, not its arithmetic. Per holder it reads only the holder's label (a dead group's
-// label marks it dead) and, below the best distance, its load. It writes nothing per queued
-// node: the queue is lazy (a node is queued once per improving edge, and settled by its
-// first entry popped), and most queued nodes are never popped. Settled nodes are kept in a
-// bitmap that stays in cache. Queueing a node prefetches what expanding it reads first.
+// label marks it dead), and only while d + cost - label(v), a lower bound on the distance
+// through that holder, is below the best path found; whether a group has room is a bitmap
+// (room_bits_, kept with the labels). A type's holders are taken in chunks of 8: their labels
+// are loaded first, all at once (independent misses overlap), then decided on. A queue entry
+// carries its node's label (labels do not change during a search). It writes nothing per
+// queued node: the queue is lazy (a node is queued once per improving edge, and settled by
+// its first entry popped), a type's holders are queued after all of them are seen and only
+// if still below the best distance, and most queued nodes are never popped. Settled nodes
+// are kept in a bitmap that stays in cache. Queueing a node prefetches what expanding it
+// reads first.
 //
 // Determinism. The labels steer only which of several min-cost answers is taken. They are not
 // in a snapshot; snapshot() resets them instead, so a restored controller and the one that

@@ -421,7 +421,11 @@ class Controller {
   std::vector<std::int32_t> label_parent_;
   // Valid with the labels: bit g is set iff group g is alive with load < label_depth_ (it has
   // room). 12.5 KB at N = 100,000, so the search tests a group's room in cache rather than
-  // reading its liveness and load.
+  // reading its liveness and load. While the labels are valid the only load changes are a
+  // failure's placements at no cost and the label search's paths, which clear the bit of a
+  // group they fill, and failures clear the failed group's bit; every other change of loads
+  // (undoing paths for a depth rise, the other searches, rejoins, restarts, full solves)
+  // resets the labels, and prepare_labels rebuilds the bitmap with them.
   std::vector<std::uint64_t> room_bits_;
   bool has_room(std::int32_t g) const {
     const auto gi = static_cast<std::size_t>(g);

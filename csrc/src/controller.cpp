@@ -662,6 +662,9 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     if (labelled) {
       prepare_labels(s);
     } else if (!pending.empty()) {
+      // Handing over from the label search: its room bitmap lists the groups with room, which
+      // spares the two-ended search's first call a scan of all N groups for them.
+      if (label_depth_ == s) seed_free_groups();
       reset_labels();
     }
     // With less room than types no path can exist at s: skip the searches.

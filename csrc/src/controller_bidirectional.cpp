@@ -109,6 +109,17 @@ void Controller::reserve_backward_search() {
   bbits_.assign((nodes + 63) / 64, 0);
 }
 
+void Controller::seed_free_groups() {
+  free_cache_.clear();
+  for (std::size_t w = 0; w < room_bits_.size(); ++w) {
+    const std::uint64_t bits = room_bits_[w];
+    if (bits == 0) continue;  // most words: the seeding is for the last few free groups
+    for (std::size_t b = 0; b < 64; ++b) {
+      if ((bits >> b) & 1U) free_cache_.push_back(static_cast<std::int32_t>(64 * w + b));
+    }
+  }
+}
+
 const std::vector<std::int32_t>& Controller::free_groups(std::int64_t unassigned) {
   // The free capacity is S * alive - (T - unassigned). Loads only grow between rebuilds, except
   // through events that also change what is free (rejoins, restarts, depth changes); so if the

@@ -244,6 +244,8 @@ class Controller {
   void reset_labels() const { label_depth_ = 0; }
   // The alive groups with load < price_depth_ (cached between calls, checked by total room).
   const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
+  // Sets that cache to the groups of the room bitmap (valid while the labels are).
+  void seed_free_groups();
   void reserve_backward_search();
   void reset_potentials();
   std::int64_t potential(std::int32_t v) const {

@@ -73,6 +73,8 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   }
 
   alive_.assign(static_cast<std::size_t>(n), 1);
+  alive_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, ~std::uint64_t{0});
+  room_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, 0);
   assign_.assign(static_cast<std::size_t>(n_types), -1);
   load_.assign(static_cast<std::size_t>(n), 0);
   n_alive_ = n;
@@ -88,7 +90,6 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
     label_.assign(nodes - 1, 0);
     label_parent_.assign(nodes - 1, -1);
     settled_bits_.assign((nodes - 1 + 63) / 64, 0);
-    room_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, 0);
   }
 }
 
@@ -122,6 +123,7 @@ void Controller::index_slots() {
 
 void Controller::set_all_alive() {
   std::fill(alive_.begin(), alive_.end(), std::uint8_t{1});
+  std::fill(alive_bits_.begin(), alive_bits_.end(), ~std::uint64_t{0});
   n_alive_ = n_groups_;
 }
 
@@ -354,6 +356,7 @@ bool Controller::assign_at_depth(std::int32_t s) {
   price_depth_ = s;
   std::fill(assign_.begin(), assign_.end(), -1);
   std::fill(load_.begin(), load_.end(), 0);
+  invalidate_room();
   reset_potentials();
   const auto R = static_cast<std::size_t>(redundancy_);
   // Greedy zero-cost start: every assignment costs 0, so zero potentials are feasible.
@@ -484,6 +487,7 @@ void Controller::finish(Decision& d, bool ok) {
     wiped_out_ = true;
     std::fill(assign_.begin(), assign_.end(), -1);
     std::fill(load_.begin(), load_.end(), 0);
+    invalidate_room();
     for (const std::int32_t t : changed_) changed_flag_[static_cast<std::size_t>(t)] = 0;
     changed_.clear();
     depth_ = 0;
@@ -555,12 +559,12 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
   const std::size_t top = std::min(H, static_cast<std::size_t>(depth_));
   for (const std::int32_t f : groups) {
     const auto fi = static_cast<std::size_t>(f);
-    alive_[fi] = 0;
+    set_alive(f, false);
+    clear_room_bit(f);
     --n_alive_;
     // A dead group leaves the failure search's graph (controller_labels.cpp).
     if (!label_.empty()) {
       label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
-      clear_room_bit(f);
     }
     for (std::size_t l = 0; l < top; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
@@ -627,10 +631,11 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
         if (layer >= s) continue;
         const auto g = static_cast<std::size_t>(gi);
         // With the labels valid at s, the room bitmap (in cache) answers "alive, load < s".
-        if (label_depth_ == s ? has_room(gi) : (alive_[g] && load_[g] < s)) {
+        if (room_depth_ == s ? has_room(gi) : (alive_[g] && load_[g] < s)) {
           assign_[ti] = gi;
           if (layer >= event_depth_) deep_stamp_[g] = deep_epoch_;
-          if (++load_[g] == s && label_depth_ == s) clear_room_bit(gi);
+          ++load_[g];
+          note_load(gi);
           record_change(t);
           placed = true;
           break;
@@ -662,9 +667,6 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     if (labelled) {
       prepare_labels(s);
     } else if (!pending.empty()) {
-      // Handing over from the label search: its room bitmap lists the groups with room, which
-      // spares the two-ended search's first call a scan of all N groups for them.
-      if (label_depth_ == s) seed_free_groups();
       reset_labels();
     }
     // With less room than types no path can exist at s: skip the searches.
@@ -683,6 +685,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     // Undo this depth's paths (newest first): back to the zero-cost flow. Loads fall, so the
     // labels are no longer valid.
     reset_labels();
+    invalidate_room();
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
       if (it->first < 0) {
         --load_[static_cast<std::size_t>(it->second)];
@@ -708,9 +711,10 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   reset_labels();
   for (const std::int32_t g : groups) {
     const auto gi = static_cast<std::size_t>(g);
-    alive_[gi] = 1;
+    set_alive(g, true);
     ++n_alive_;
     load_[gi] = 0;
+    invalidate_room();
   }
   if (wiped_out_) {
     if (!every_type_held()) {
@@ -743,6 +747,7 @@ Decision Controller::restart() {
   assign_ = initial_assign_;
   std::fill(load_.begin(), load_.end(), 0);
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
+  invalidate_room();
   depth_ = initial_depth_;
   wiped_out_ = false;
   // The decision restores the layout and reorders it as the initial decision did.
@@ -771,7 +776,7 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
                                   " is not a boolean");
     }
     if (!alive[g]) {
-      c.alive_[g] = 0;
+      c.set_alive(static_cast<std::int32_t>(g), false);
       --c.n_alive_;
     }
   }

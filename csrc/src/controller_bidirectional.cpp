@@ -110,6 +110,7 @@ void Controller::reserve_backward_search() {
 }
 
 void Controller::seed_free_groups() {
+  prepare_room(price_depth_);
   free_cache_.clear();
   for (std::size_t w = 0; w < room_bits_.size(); ++w) {
     const std::uint64_t bits = room_bits_[w];
@@ -136,13 +137,7 @@ const std::vector<std::int32_t>& Controller::free_groups(std::int64_t unassigned
     }
   }
   free_cache_.resize(kept);
-  if (cached != total) {
-    free_cache_.clear();
-    for (std::int32_t g = 0; g < n_groups_; ++g) {
-      const auto gi = static_cast<std::size_t>(g);
-      if (alive_[gi] && load_[gi] < s) free_cache_.push_back(g);
-    }
-  }
+  if (cached != total) seed_free_groups();
   return free_cache_;
 }
 
@@ -161,6 +156,8 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
     for (BackNode& n : bnode_) n.stamp = 0;
     bsearch_stamp_ = 1;
   }
+  // Room and liveness from the bitmaps (in cache) rather than the per-group arrays.
+  prepare_room(price_depth_);
   SearchNode* const node = node_.data();
   BackNode* const bnode = bnode_.data();
   const bool bfs01 = unit_costs_ && zero_state_;
@@ -281,14 +278,14 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
           const std::int32_t g = slot_group(k);
           const std::int32_t layer = slot_cell_[k] - g * height_;
           if (bfs01 && d + cost_at(g, layer) >= mu) continue;
-          if (!alive_[static_cast<std::size_t>(g)] || g == provider) continue;
+          if (!is_alive(g) || g == provider) continue;
           const std::int32_t gn = T + g;
           if (f_labelled(gn) && node[gn].settled) continue;
           const std::int64_t pg = pot(gn);
           const std::int64_t rc = cost_at(g, layer) + pv - pg;
           if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
           relax_f(v, gn, d + rc, true);
-          if (load_[static_cast<std::size_t>(g)] < price_depth_) {
+          if (has_room(g)) {
             const std::int64_t rcs = pg - p_sink;
             if (rcs < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
             relax_f(gn, sink, node[gn].dist + rcs, false);
@@ -407,6 +404,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   const std::size_t last = path_fwd_.size() - 2;
   const std::int32_t best_group = path_fwd_[last] - T;
   load_[static_cast<std::size_t>(best_group)] += 1;
+  note_load(best_group);
   if (log_undo_) undo_.emplace_back(-1, best_group);
   for (std::size_t i = 0; i < last; i += 2) {
     const std::int32_t t = path_fwd_[i];

@@ -59,7 +59,17 @@
 
 namespace spare_fast {
 
+void Controller::prepare_room(std::int32_t s) {
+  if (room_depth_ == s) return;
+  std::fill(room_bits_.begin(), room_bits_.end(), 0);
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
+    if (alive_[g] && load_[g] < s) room_bits_[g >> 6] |= std::uint64_t{1} << (g & 63);
+  }
+  room_depth_ = s;
+}
+
 void Controller::prepare_labels(std::int32_t s) {
+  prepare_room(s);
   if (label_depth_ == s) return;
   const auto T = static_cast<std::size_t>(n_types_);
   const std::size_t n = T + static_cast<std::size_t>(n_groups_);
@@ -68,13 +78,8 @@ void Controller::prepare_labels(std::int32_t s) {
     settled_bits_.assign((n + 63) / 64, 0);
   }
   label_.assign(n, 0);
-  room_bits_.assign((static_cast<std::size_t>(n_groups_) + 63) / 64, 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    if (!alive_[g]) {
-      label_[T + g] = kDeadLabel;
-    } else if (load_[g] < s) {
-      room_bits_[g >> 6] |= std::uint64_t{1} << (g & 63);
-    }
+    if (!alive_[g]) label_[T + g] = kDeadLabel;
   }
   label_depth_ = s;
 }
@@ -219,7 +224,6 @@ bool Controller::augment_labelled(std::int32_t source) {
   augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
     return v == last ? best_parent : parent_of[v];
   });
-  if (load_[static_cast<std::size_t>(best_group)] == s) clear_room_bit(best_group);
   return true;
 }
 

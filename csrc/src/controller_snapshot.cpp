@@ -234,7 +234,7 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
     if (alive[g] > 1) {
       bad("alive[" + std::to_string(g) + "] = " + std::to_string(alive[g]) + " is not a boolean");
     }
-    c.alive_[g] = alive[g];
+    c.set_alive(static_cast<std::int32_t>(g), alive[g] != 0);
     if (alive[g]) ++c.n_alive_;
   }
   const bool covered = c.every_type_held();

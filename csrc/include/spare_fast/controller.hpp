@@ -286,6 +286,7 @@ class Controller {
   template <class Parent>
   void augment_path(std::int32_t source, std::int32_t last, Parent parent) {
     load_[static_cast<std::size_t>(last)] += 1;
+    note_load(last);
     if (log_undo_) undo_.emplace_back(-1, last);
     std::int32_t gnode = n_types_ + last;
     while (true) {
@@ -421,14 +422,38 @@ class Controller {
   std::vector<std::uint64_t> settled_bits_;
   std::vector<LabelSettled> label_settled_;
   std::vector<std::int32_t> label_parent_;
-  // Valid with the labels: bit g is set iff group g is alive with load < label_depth_ (it has
-  // room). 12.5 KB at N = 100,000, so the search tests a group's room in cache rather than
-  // reading its liveness and load. While the labels are valid the only load changes are a
-  // failure's placements at no cost and the label search's paths, which clear the bit of a
-  // group they fill, and failures clear the failed group's bit; every other change of loads
-  // (undoing paths for a depth rise, the other searches, rejoins, restarts, full solves)
-  // resets the labels, and prepare_labels rebuilds the bitmap with them.
+  // Valid at depth room_depth_ (0: not valid): bit g is set iff group g is alive with
+  // load < room_depth_ (it has room). 12.5 KB at N = 100,000, so the failure searches and
+  // placements test a group's room in cache rather than reading its liveness and load. A
+  // failure clears the failed group's bit; a placement or path that fills a group clears its
+  // bit (augment_path, assign_type's callers); loads that fall (undoing paths for a depth
+  // rise, wipe-outs, rejoins, restarts, full solves) invalidate it, and prepare_room rebuilds
+  // it in O(N) when a failure needs it at another depth.
   std::vector<std::uint64_t> room_bits_;
+  std::int32_t room_depth_ = 0;
+  void prepare_room(std::int32_t s);
+  void invalidate_room() { room_depth_ = 0; }
+  // A load that reached `room_depth_` leaves no room: called after every load increment of a
+  // failure's placements and paths.
+  void note_load(std::int32_t g) {
+    if (room_depth_ != 0 && load_[static_cast<std::size_t>(g)] >= room_depth_) clear_room_bit(g);
+  }
+  // Liveness as a bitmap (alive_ is the public byte array; this one stays in cache).
+  std::vector<std::uint64_t> alive_bits_;
+  bool is_alive(std::int32_t g) const {
+    const auto gi = static_cast<std::size_t>(g);
+    return (alive_bits_[gi >> 6] >> (gi & 63)) & 1U;
+  }
+  void set_alive(std::int32_t g, bool alive) {
+    const auto gi = static_cast<std::size_t>(g);
+    alive_[gi] = alive ? 1 : 0;
+    const std::uint64_t bit = std::uint64_t{1} << (gi & 63);
+    if (alive) {
+      alive_bits_[gi >> 6] |= bit;
+    } else {
+      alive_bits_[gi >> 6] &= ~bit;
+    }
+  }
   bool has_room(std::int32_t g) const {
     const auto gi = static_cast<std::size_t>(g);
     return (room_bits_[gi >> 6] >> (gi & 63)) & 1U;

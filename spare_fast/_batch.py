@@ -31,7 +31,8 @@ class FailEach(NamedTuple):
     full_solve : numpy.ndarray
         bool per event: whether the full optimisation ran.
     seconds : numpy.ndarray
-        float64 per event: time the C++ core spent deciding.
+        float64 per event: wall time of the event in the C++ loop, from the end of the one
+        before it (or the call's start) to its own end.
     patch : numpy.ndarray
         int32 ``(k, 2)``: the patch rows ``(type, group)`` of all events, in event order.
     patch_event : numpy.ndarray

@@ -515,9 +515,10 @@ class Controller:
 
         Notes
         -----
-        Each event equals the single :meth:`fail` call, bit for bit; what is saved is the
-        Python call and the :class:`Decision` per event (one crossing, no per-event Python
-        object), and the GIL is released for the whole sequence.
+        Each event equals the single :meth:`fail` call, bit for bit (its ``seconds`` aside:
+        each event is timed from the end of the one before it); what is saved is the Python
+        call and the :class:`Decision` per event (one crossing, no per-event Python object),
+        and the GIL is released for the whole sequence.
 
         Examples
         --------

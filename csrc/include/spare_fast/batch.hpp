@@ -11,7 +11,10 @@
 // input is validated first (every id in [0, n_groups), alive, no repeats), so a rejected call
 // changes nothing. With stop_at_wipeout the sequence ends at the first wipe-out (that event
 // included); otherwise every group is failed and the events after a wipe-out report
-// Status::kWipeout. Each event equals the corresponding single fail() call bit for bit.
+// Status::kWipeout. Each event equals the corresponding single fail() call bit for bit, its
+// time aside: events are validated together up front and each is timed from the end of the
+// one before it (or the call's start) to its own end, one clock reading per event, so an
+// event's seconds also carry its share of the loop's bookkeeping.
 //
 // Complexity. The sum of the single decisions plus O(len(groups)) for validation and output.
 #pragma once
@@ -31,7 +34,7 @@ struct FailEachResult {
   std::vector<std::int64_t> moves;       // Decision::moves
   std::vector<std::int64_t> swaps;       // Decision::swaps
   std::vector<std::uint8_t> full_solve;  // Decision::full_solve (0/1)
-  std::vector<double> seconds;           // Decision::seconds
+  std::vector<double> seconds;           // wall time of the event (see above)
   // Patch rows of all events, flattened (type, group), with the event index of each row.
   std::vector<std::int32_t> patch;
   std::vector<std::int64_t> patch_event;

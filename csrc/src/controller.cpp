@@ -582,7 +582,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
       const std::size_t k0 = static_cast<std::size_t>(t) * R;
       bool held = false;
       for (std::size_t k = k0; k < k0 + R && !held; ++k) {
-        held = alive_[static_cast<std::size_t>(slot_group(k))] != 0;
+        held = is_alive(slot_group(k));
       }
       if (!held) lost_type = true;
     }

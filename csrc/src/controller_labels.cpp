@@ -116,10 +116,9 @@ bool Controller::augment_labelled(std::int32_t source) {
     bucket_[b].push_back(LabelEntry{v, parent, lv});
     used = std::max(used, b + 1);
     // Start loading what expanding v reads first, so that the entries popped soon find it in
-    // cache: a type's holder slots and provider, a group's stack row and event mark.
+    // cache: a type's holder slots, a group's stack row and event mark.
     if (v < T) {
       prefetch_holder_slots(v);
-      prefetch(assign_.data() + v);
     } else {
       const auto g = static_cast<std::size_t>(v - T);
       prefetch(stacks_.data() + g * static_cast<std::size_t>(height_));
@@ -148,8 +147,10 @@ bool Controller::augment_labelled(std::int32_t source) {
       label_settled_.push_back(LabelSettled{v, static_cast<std::int32_t>(d)});
       const std::int64_t lv = e.label;
       if (v < T) {
-        // Forward edges to the alive holders other than the provider.
-        const std::int32_t provider = assign_[vi];
+        // Forward edges to the alive holders other than the provider. A type is queued only
+        // by its provider's expansion (the source, unassigned, by none), so the entry's
+        // parent names the provider.
+        const std::int32_t provider = e.parent < 0 ? -1 : e.parent - T;
         // Two passes per chunk of holders: the first only loads (the holders' labels are
         // random reads, independent of each other, so the processor overlaps them all), the
         // second decides on values already at hand. Small chunks: once a path is found, the

@@ -244,7 +244,7 @@ class Controller {
   void reset_labels() const { label_depth_ = 0; }
   // The alive groups with load < price_depth_ (cached between calls, checked by total room).
   const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
-  // Sets that cache to the groups of the room bitmap (valid while the labels are).
+  // Sets that cache to the groups of the room bitmap (prepared at price_depth_ first).
   void seed_free_groups();
   void reserve_backward_search();
   void reset_potentials();
@@ -426,7 +426,7 @@ class Controller {
   // load < room_depth_ (it has room). 12.5 KB at N = 100,000, so the failure searches and
   // placements test a group's room in cache rather than reading its liveness and load. A
   // failure clears the failed group's bit; a placement or path that fills a group clears its
-  // bit (augment_path, assign_type's callers); loads that fall (undoing paths for a depth
+  // bit (note_load, after every load increment); loads that fall (undoing paths for a depth
   // rise, wipe-outs, rejoins, restarts, full solves) invalidate it, and prepare_room rebuilds
   // it in O(N) when a failure needs it at another depth.
   std::vector<std::uint64_t> room_bits_;
@@ -463,8 +463,8 @@ class Controller {
     room_bits_[gi >> 6] &= ~(std::uint64_t{1} << (gi & 63));
   }
   mutable std::int32_t label_depth_ = 0;
-  // Bucket d of the search queue: (node, parent) entries at reduced distance d. A node is
-  // queued once per improving edge and settled by its first entry popped.
+  // Bucket d of the search queue: (node, parent, label) entries at reduced distance d. A node
+  // is queued once per improving edge and settled by its first entry popped.
   struct LabelEntry {
     std::int32_t node;
     std::int32_t parent;

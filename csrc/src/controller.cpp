@@ -127,14 +127,18 @@ void Controller::set_all_alive() {
   n_alive_ = n_groups_;
 }
 
-bool Controller::every_type_held() const {
+bool Controller::type_held(std::int32_t t) const {
   const auto R = static_cast<std::size_t>(redundancy_);
-  for (std::size_t t = 0; t < static_cast<std::size_t>(n_types_); ++t) {
-    bool held = false;
-    for (std::size_t k = t * R; k < (t + 1) * R && !held; ++k) {
-      held = alive_[static_cast<std::size_t>(slot_group(k))] != 0;
-    }
-    if (!held) return false;
+  const std::size_t k0 = static_cast<std::size_t>(t) * R;
+  for (std::size_t k = k0; k < k0 + R; ++k) {
+    if (is_alive(slot_group(k))) return true;
+  }
+  return false;
+}
+
+bool Controller::every_type_held() const {
+  for (std::int32_t t = 0; t < n_types_; ++t) {
+    if (!type_held(t)) return false;
   }
   return true;
 }
@@ -283,8 +287,7 @@ bool Controller::augment_from(std::int32_t source) {
         // group: an edge that cannot beat the best path found is skipped before the (random,
         // cache-missing) reads of the group's state. Once `best` is known this prunes most of
         // the last level's edges, which are most of a search near saturation.
-        const std::int32_t g = slot_group(k);
-        const std::int32_t layer = slot_cell_[k] - g * height_;
+        const auto [g, layer] = holder_at(k);
         if (bfs01 && d + cost_at(g, layer) >= best) continue;
         if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
         SearchNode& ng = node[T + g];
@@ -363,10 +366,10 @@ bool Controller::assign_at_depth(std::int32_t s) {
   for (std::int32_t t = 0; t < n_types_; ++t) {
     const auto ti = static_cast<std::size_t>(t);
     for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-      const std::int32_t gi = slot_group(k);
-      const auto g = static_cast<std::size_t>(gi);
-      if (alive_[g] && slot_cell_[k] - gi * height_ < s && load_[g] < s) {
-        assign_[ti] = gi;
+      const Holder h = holder_at(k);
+      const auto g = static_cast<std::size_t>(h.group);
+      if (alive_[g] && h.layer < s && load_[g] < s) {
+        assign_[ti] = h.group;
         ++load_[g];
         break;
       }
@@ -383,14 +386,14 @@ bool Controller::assign_at_depth(std::int32_t s) {
     std::int32_t best_group = -1;
     bool best_has_room = false;
     for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-      const std::int32_t gi = slot_group(k);
-      const auto g = static_cast<std::size_t>(gi);
+      const Holder h = holder_at(k);
+      const auto g = static_cast<std::size_t>(h.group);
       if (!alive_[g]) continue;
-      const std::int64_t c = cost_at(gi, slot_cell_[k] - gi * height_);
+      const std::int64_t c = cost_at(h.group, h.layer);
       const bool room = load_[g] < s;
       if (c < best_cost || (c == best_cost && room && !best_has_room)) {
         best_cost = c;
-        best_group = gi;
+        best_group = h.group;
         best_has_room = room;
       }
     }
@@ -460,7 +463,7 @@ void Controller::reorder_stacks(Decision& d) {
     const std::int32_t g = assign_[static_cast<std::size_t>(t)];
     if (g < 0) continue;
     const std::size_t k = slot_of(t, g);
-    const std::int32_t layer = slot_cell_[k] - g * height_;
+    const std::int32_t layer = holder_at(k).layer;
     d.moves += cost_at(g, layer);
     if (layer >= depth_) {
       ++d.swaps;
@@ -470,13 +473,13 @@ void Controller::reorder_stacks(Decision& d) {
   changed_.clear();
   const auto H = static_cast<std::size_t>(height_);
   for (const std::int32_t k : deep) {
-    const std::int32_t g = slot_group(static_cast<std::size_t>(k));
+    const auto [g, layer] = holder_at(static_cast<std::size_t>(k));
     const std::size_t base = static_cast<std::size_t>(g) * H;
     std::int32_t free_layer = 0;
     while (assign_[static_cast<std::size_t>(stacks_[base + static_cast<std::size_t>(free_layer)])] == g) {
       ++free_layer;
     }
-    swap_layers(g, free_layer, slot_layer(static_cast<std::size_t>(k)));
+    swap_layers(g, free_layer, layer);
   }
 }
 
@@ -578,14 +581,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
   // Every type had an alive provider before this event, so a type left with no alive holder
   // was provided by a failed group: it is among the displaced ones.
   if (!wiped_out_) {
-    for (const std::int32_t t : displaced) {
-      const std::size_t k0 = static_cast<std::size_t>(t) * R;
-      bool held = false;
-      for (std::size_t k = k0; k < k0 + R && !held; ++k) {
-        held = is_alive(slot_group(k));
-      }
-      if (!held) lost_type = true;
-    }
+    for (const std::int32_t t : displaced) lost_type = lost_type || !type_held(t);
   }
   if (wiped_out_ || lost_type || n_alive_ == 0) {
     finish(d, false);
@@ -626,11 +622,10 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
       bool placed = false;
       // A holder with t in its top layers computes t without providing it: load < depth.
       for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
-        const std::int32_t gi = slot_group(k);
-        const std::int32_t layer = slot_cell_[k] - gi * height_;
+        const auto [gi, layer] = holder_at(k);
         if (layer >= s) continue;
         const auto g = static_cast<std::size_t>(gi);
-        // With the labels valid at s, the room bitmap (in cache) answers "alive, load < s".
+        // With the room bitmap valid at s, it answers "alive, load < s" in cache.
         if (room_depth_ == s ? has_room(gi) : (alive_[g] && load_[g] < s)) {
           assign_[ti] = gi;
           if (layer >= event_depth_) deep_stamp_[g] = deep_epoch_;

@@ -148,14 +148,6 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   const std::int32_t sink = T + n_groups_;
   const std::size_t nodes = static_cast<std::size_t>(sink) + 1;
   if (bnode_.size() != nodes) reserve_backward_search();
-  if (++search_stamp_ == 0) {
-    for (SearchNode& n : node_) n.dist_stamp = 0;
-    search_stamp_ = 1;
-  }
-  if (++bsearch_stamp_ == 0) {
-    for (BackNode& n : bnode_) n.stamp = 0;
-    bsearch_stamp_ = 1;
-  }
   // Room and liveness from the bitmaps (in cache) rather than the per-group arrays.
   prepare_room(price_depth_);
   SearchNode* const node = node_.data();
@@ -196,7 +188,6 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         n.settled = 0;
         mark(fbits, to);
       }
-      n.dist_stamp = search_stamp_;
       n.dist = nd;
       n.parent = from;
       if (queue) fq.push(nd, to);
@@ -214,7 +205,6 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         bsettled_[static_cast<std::size_t>(to)] = 0;
         mark(bbits, to);
       }
-      n.stamp = bsearch_stamp_;
       n.dist = nd;
       n.next = from;
       bq.push(nd, to);
@@ -237,7 +227,6 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
   std::size_t next_root = bfs01 ? 0 : roots.size();
   {
     const auto si = static_cast<std::size_t>(sink);
-    bnode[sink].stamp = bsearch_stamp_;
     bnode[sink].dist = 0;
     bnode[sink].next = -1;
     bsettled_[si] = 1;
@@ -275,8 +264,7 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
           // As in augment_from: in the 0-1 state an edge that cannot beat mu is skipped
           // before the group's state is read.
-          const std::int32_t g = slot_group(k);
-          const std::int32_t layer = slot_cell_[k] - g * height_;
+          const auto [g, layer] = holder_at(k);
           if (bfs01 && d + cost_at(g, layer) >= mu) continue;
           if (!is_alive(g) || g == provider) continue;
           const std::int32_t gn = T + g;
@@ -310,7 +298,6 @@ bool Controller::augment_bidirectional(std::int32_t source, std::int64_t unassig
         if (b_labelled(v) && bsettled_[static_cast<std::size_t>(v)]) continue;
         bsettled_[static_cast<std::size_t>(v)] = 0;
         mark(bbits, v);
-        n.stamp = bsearch_stamp_;
         n.dist = 0;
         n.next = sink;
         if (f_labelled(v) && node[v].dist < mu) {

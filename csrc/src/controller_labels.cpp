@@ -71,13 +71,9 @@ void Controller::prepare_room(std::int32_t s) {
 void Controller::prepare_labels(std::int32_t s) {
   prepare_room(s);
   if (label_depth_ == s) return;
+  // label_, label_parent_ and settled_bits_ are sized at construction (unit costs only).
   const auto T = static_cast<std::size_t>(n_types_);
-  const std::size_t n = T + static_cast<std::size_t>(n_groups_);
-  if (label_parent_.size() != n) {
-    label_parent_.assign(n, -1);
-    settled_bits_.assign((n + 63) / 64, 0);
-  }
-  label_.assign(n, 0);
+  std::fill(label_.begin(), label_.end(), 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
     if (!alive_[g]) label_[T + g] = kDeadLabel;
   }

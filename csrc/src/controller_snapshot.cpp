@@ -268,7 +268,7 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
       }
       std::size_t k = t * R;
       while (k < (t + 1) * R && c.slot_group(k) != g) ++k;
-      if (k == (t + 1) * R || c.slot_layer(k) >= depth) {
+      if (k == (t + 1) * R || c.holder_at(k).layer >= depth) {
         bad("assignment[" + std::to_string(t) + "] = " + std::to_string(g) +
             " does not hold the type in its top " + std::to_string(depth) + " layers");
       }

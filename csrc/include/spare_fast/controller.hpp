@@ -173,8 +173,9 @@ class Controller {
 
   // A hint for callers that know their next failures (fail_each): starts loading what
   // fail({g}) reads first. Stage 0 fetches g's stack row; stage 1, once that row is in cache,
-  // the rows its types' failure reads (holder counts, providers, holder slots). Changes nothing
-  // and decides nothing; any valid g is fine, a stale one only wastes the fetch.
+  // what the failure of its top types reads first (their providers, labels and holder slots).
+  // Changes nothing and decides nothing; any valid g is fine, a stale one only wastes the
+  // fetch.
   void prefetch_failure(std::int32_t g, int stage) const;
 
   // Throws std::invalid_argument (std::out_of_range for an id outside [0, N)) unless every id
@@ -199,15 +200,19 @@ class Controller {
   // changes, its layer does when the stacks are reordered.
   std::int32_t cell_group(std::int32_t cell) const { return height_div_.quotient(cell); }
   std::int32_t slot_group(std::size_t k) const { return cell_group(slot_cell_[k]); }
-  std::int32_t slot_layer(std::size_t k) const {
-    return slot_cell_[k] - slot_group(k) * height_;
+  struct Holder {
+    std::int32_t group;
+    std::int32_t layer;
+  };
+  Holder holder_at(std::size_t k) const {
+    const std::int32_t g = slot_group(k);
+    return Holder{g, slot_cell_[k] - g * height_};
   }
   // Cost of giving a type to the holder of slot k (= t * R + i) from its layer in that
   // group's stack: 0 inside the top price_depth_ layers.
   std::int64_t cost_of_slot(std::int64_t slot) const {
-    const auto k = static_cast<std::size_t>(slot);
-    const std::int32_t g = slot_group(k);
-    return cost_at(g, slot_cell_[k] - g * height_);
+    const Holder h = holder_at(static_cast<std::size_t>(slot));
+    return cost_at(h.group, h.layer);
   }
   // The slot of type t held by group g (g holds t).
   std::size_t slot_of(std::int32_t t, std::int32_t g) const {
@@ -215,7 +220,9 @@ class Controller {
     while (slot_group(k) != g) ++k;
     return k;
   }
-  // True when every type has an alive holder (no wipe-out). O(T * R).
+  // True when type t has an alive holder; every_type_held() for all types (no wipe-out),
+  // O(T * R).
+  bool type_held(std::int32_t t) const;
   bool every_type_held() const;
   std::int64_t cost_at(std::int32_t g, std::int32_t layer) const {
     if (layer < price_depth_) return 0;
@@ -383,8 +390,7 @@ class Controller {
   bool log_undo_ = false;
   // Backward search scratch (sized at construction) and the path it assembles.
   struct BackNode {
-    std::int64_t dist = 0;  // valid iff stamp == bsearch_stamp_
-    std::uint32_t stamp = 0;
+    std::int64_t dist = 0;  // valid while the node's bit is set in bbits_
     std::int32_t next = -1;  // next node towards the sink
   };
   std::vector<BackNode> bnode_;
@@ -393,7 +399,6 @@ class Controller {
   std::vector<std::uint64_t> fbits_;
   std::vector<std::uint64_t> bbits_;
   std::vector<std::int32_t> bsettled_list_;
-  std::uint32_t bsearch_stamp_ = 0;
   std::vector<std::pair<std::int64_t, std::int32_t>> bheap_;
   std::deque<std::pair<std::int64_t, std::int32_t>> bdeque_;
   std::vector<std::int32_t> path_fwd_;

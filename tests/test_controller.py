@@ -240,6 +240,51 @@ def test_solve_rejects_bad_alive():
         solve([[0, 1], [1, 1]], [True, True])
 
 
+@pytest.mark.parametrize("unit", [True, False])
+def test_tall_stacks_match_solve_and_ortools(unit):
+    # Stacks of 70 layers (the other tests stay at 20 or below): (a) a random layout failed
+    # down to a wipe-out, some types taken from their holders' bottom layers; (b) four blocks
+    # of 70 types, each held by two groups in different orders, so that one failure lifts the
+    # depth to 70 and reorders whole stacks; then random failures, rejoins and restarts, and a
+    # restored copy. Every decision equals a fresh solve, and the solves of the failures equal
+    # OR-Tools' (the controller's solve shares its search code).
+    rng = np.random.default_rng(70 if unit else 71)
+
+    def check(before, ctl, d, cost):
+        ref = solve(before, ctl.alive.copy(), move_cost=cost)
+        assert (d.status, d.depth, d.moves) == (ref.status, ref.depth, ref.moves)
+        peer = ortools_reference(before, ctl.alive.copy(), cost)
+        assert (ref.status.name, ref.depth, ref.moves) == peer
+
+    layout = Layout.random(120, 70, seed=3)
+    cost = None if unit else rng.integers(0, 4, size=layout.stacks.shape)
+    ctl = Controller(layout, move_cost=cost)
+    from_deep = 0
+    for g in rng.permutation(120).tolist():
+        before = ctl.stacks.copy()
+        d = ctl.fail(g)
+        check(before, ctl, d, cost)
+        if d.status == Status.WIPEOUT:
+            break
+        check_valid(before, ctl.stacks, ctl.alive, d)
+        from_deep += sum(int(np.flatnonzero(before[p] == t)[0]) >= 60 for t, p in d.patch)
+    assert from_deep > 0
+
+    blocks = np.arange(280).reshape(4, 70)
+    stacks = np.vstack([rng.permuted(blocks, axis=1), rng.permuted(blocks, axis=1)])
+    cost = None if unit else rng.integers(0, 4, size=stacks.shape)
+    ctl = Controller(Layout.from_stacks(stacks), move_cost=cost)
+    for g in (0, 5, 2):
+        before = ctl.stacks.copy()
+        d = ctl.fail(g)
+        check(before, ctl, d, cost)
+        check_valid(before, ctl.stacks, ctl.alive, d)
+    assert ctl.depth == 70
+    b = Controller.restore(ctl.snapshot())
+    random_events(_WithCost(ctl, cost), rng, 150, check=True)
+    random_events(_WithCost(b, cost), np.random.default_rng(5), 150, check=True)
+
+
 def test_snapshot_round_trip_gives_identical_later_decisions():
     rng = np.random.default_rng(21)
     layout = Layout.random(400, 5, seed=1)

@@ -60,7 +60,6 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
   slot_cell_.assign(slots, -1);
   height_div_ = Divider(static_cast<std::uint32_t>(h));
-  cell_slot_.assign(cells, -1);
   std::vector<std::int32_t> fill(static_cast<std::size_t>(n_types), 0);
   for (std::int32_t g = 0; g < n; ++g) {
     for (std::int32_t l = 0; l < h; ++l) {
@@ -68,7 +67,6 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
       const auto t = static_cast<std::size_t>(stacks_[cell]);
       const std::size_t k = t * static_cast<std::size_t>(r) + static_cast<std::size_t>(fill[t]++);
       slot_cell_[k] = static_cast<std::int32_t>(cell);
-      cell_slot_[cell] = static_cast<std::int32_t>(k);
     }
   }
 
@@ -116,7 +114,6 @@ void Controller::index_slots() {
       const std::size_t cell = g * H + l;
       const std::size_t k = slot_of(stacks_[cell], static_cast<std::int32_t>(g));
       slot_cell_[k] = static_cast<std::int32_t>(cell);
-      cell_slot_[cell] = static_cast<std::int32_t>(k);
     }
   }
 }
@@ -430,14 +427,14 @@ bool Controller::full_solve(std::int32_t s_min) {
 // Stack reordering and decisions
 // ---------------------------------------------------------------------------------------------
 
-void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b) {
+void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b, std::size_t kb) {
   const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
   const std::size_t ca = base + static_cast<std::size_t>(a);
   const std::size_t cb = base + static_cast<std::size_t>(b);
+  const std::size_t ka = slot_of(stacks_[ca], g);
   std::swap(stacks_[ca], stacks_[cb]);
-  std::swap(cell_slot_[ca], cell_slot_[cb]);
-  slot_cell_[static_cast<std::size_t>(cell_slot_[ca])] = static_cast<std::int32_t>(ca);
-  slot_cell_[static_cast<std::size_t>(cell_slot_[cb])] = static_cast<std::int32_t>(cb);
+  slot_cell_[ka] = static_cast<std::int32_t>(cb);
+  slot_cell_[kb] = static_cast<std::int32_t>(ca);
 }
 
 void Controller::prefetch_holder_slots(std::int32_t t) const {
@@ -450,7 +447,6 @@ void Controller::prefetch_holder_slots(std::int32_t t) const {
 void Controller::prefetch_reorder(std::int32_t g) const {
   const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
   prefetch(stacks_.data() + base);
-  prefetch(cell_slot_.data() + base);
 }
 
 void Controller::reorder_stacks(Decision& d) {
@@ -479,7 +475,7 @@ void Controller::reorder_stacks(Decision& d) {
     while (assign_[static_cast<std::size_t>(stacks_[base + static_cast<std::size_t>(free_layer)])] == g) {
       ++free_layer;
     }
-    swap_layers(g, free_layer, layer);
+    swap_layers(g, free_layer, layer, static_cast<std::size_t>(k));
   }
 }
 

@@ -179,6 +179,11 @@ bool Controller::augment_labelled(std::int32_t source) {
               best = nd;
               best_group = g;
               best_parent = v;
+              // Most searches end here: start loading what the augmentation and the
+              // reorder write first.
+              prefetch(load_.data() + g, true);
+              prefetch(deep_stamp_.data() + g, true);
+              prefetch_reorder(g);
             } else {
               later.push_back(LabelEntry{T + g, static_cast<std::int32_t>(nd),
                                          static_cast<std::int32_t>(lg)});
@@ -217,6 +222,11 @@ bool Controller::augment_labelled(std::int32_t source) {
   }
   if (!found) return false;
 
+  // The end of the event swaps a type that best_group does not provide out of its top s
+  // layers (reorder_stacks), and rewrites that type's holder slot: start loading them.
+  const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(best_group) *
+                                                 static_cast<std::size_t>(H);
+  for (std::int32_t l = 0; l < std::min(s, H); ++l) prefetch_holder_slots(row[l]);
   const std::int32_t last = T + best_group;
   augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
     return v == last ? best_parent : parent_of[v];

@@ -192,7 +192,7 @@ class Controller {
   struct NoInitTag {};
   Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
              Span<Cost> move_cost, NoInitTag);
-  // Rebuilds the (group, layer) <-> holder-slot maps for the current stacks_.
+  // Rebuilds the holder slot -> cell map (slot_cell_) for the current stacks_.
   void index_slots();
 
   // Holder slot k = t * R + i is the i-th group (in id order) holding type t; slot_cell_[k] is
@@ -310,7 +310,7 @@ class Controller {
   // and the greedy placement read first when they reach t.
   void prefetch_holder_slots(std::int32_t t) const;
   // A type moved into g is swapped into g's top layers at the end of the event
-  // (reorder_stacks): start loading g's stack row and cell slots now.
+  // (reorder_stacks): start loading g's stack row now.
   void prefetch_reorder(std::int32_t g) const;
   // Records that type t is now provided by g. During a failure it also marks g for
   // provided_layers() whatever t's layer (a conservative mark: g's whole stack is scanned).
@@ -318,7 +318,8 @@ class Controller {
   void record_change(std::int32_t t);
   // Moves every assigned type into its provider's top `depth_` layers; sums moves and swaps.
   void reorder_stacks(Decision& d);
-  void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b);
+  // Swaps layers a and b of g's stack; kb is the holder slot of the type at layer b.
+  void swap_layers(std::int32_t g, std::int32_t a, std::int32_t b, std::size_t kb);
   // Completes a decision: wipe-out bookkeeping, or reorder + status/depth/phase.
   void finish(Decision& d, bool ok);
 
@@ -340,7 +341,6 @@ class Controller {
   // group array and a layer array: a search reads a type's holders in half the cache lines).
   std::vector<Index> slot_cell_;
   Divider height_div_;                 // cell -> group
-  std::vector<Index> cell_slot_;       // (group, layer) -> holder slot
   std::vector<std::uint8_t> alive_;
   std::vector<Index> assign_;          // type -> provider group, -1 if none
   std::vector<Index> load_;            // (I2)

@@ -325,6 +325,38 @@ def test_label_guided_failures_match_solve_near_saturation():
     assert ctl.depth == 3 and multi_hop > 20
 
 
+@pytest.mark.parametrize("kind", ["sidon", "random", "custom"])
+def test_relabelled_failures_match_solve(kind):
+    # Unit costs: once the spare room F is at most alive / 64 the failure search sets its
+    # distance labels afresh (to min(distance, 2)) and runs down to F = 4. Every decision in
+    # the stretch before each depth rise (from F = alive / 8), single and multiple failures,
+    # equals a fresh solve.
+    rng = np.random.default_rng({"sidon": 1, "random": 2, "custom": 4}[kind])
+    layout = make_layout(kind, 3000, 16, rng)
+    ctl = Controller(layout)
+    n_types = int(layout.stacks.max()) + 1
+    checked = rises = 0
+    while True:
+        live = np.flatnonzero(ctl.alive)
+        room = ctl.depth * len(live) - n_types
+        near = room * 8 <= len(live)
+        k = 1 if not near or rng.random() < 0.8 else min(3, len(live))
+        groups = rng.choice(live, k, replace=False)
+        before = ctl.stacks.copy()
+        depth = ctl.depth
+        d = ctl.fail(groups)
+        if near:
+            ref = solve(before, ctl.alive.copy())
+            assert (d.status, d.depth, d.moves) == (ref.status, ref.depth, ref.moves)
+            if d.status == Status.OK:
+                check_valid(before, ctl.stacks, ctl.alive, d)
+            checked += 1
+        if d.status == Status.WIPEOUT:
+            break
+        rises += d.depth > depth
+    assert checked > 60 and rises >= 1
+
+
 def test_snapshot_round_trip_keeps_decisions_identical_near_saturation():
     # Unit costs, spare room nearly used up: the failure searches steer by distance labels
     # learnt over earlier events, which change which of several min-cost answers is taken.

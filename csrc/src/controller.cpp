@@ -638,25 +638,37 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     log_undo_ = true;
     // Unit costs: goal-directed searches on the distance labels kept between failures (they
     // stay valid through this event's greedy placements: see controller_labels.cpp). Other
-    // costs, and unit costs with little spare room F = s * alive - T: the blind searches, which
-    // invalidate the labels. With a handful of groups with room the two-ended search is
-    // cheaper: filling one of the last free groups leaves stale the labels of every node that
-    // drained into it, and the goal-directed search relearns that whole region. The hand-over
-    // is at F = max(16, sqrt(alive) / 16), measured on Sidon layouts with r = 20 (minimum of
-    // 4 runs per event, the events with F < 40 summed):
-    //   * N = 100,000, two failure orders (the benchmark's and the Cython example's), among
-    //     12, 16, 24 and 32: 10-11 ms at 16 against 12-18 ms at 32, 11-16 ms at 24 and
-    //     9-11 ms at 12, with maxima of 0.9-1.9 ms at 16 and 1.1-1.6 ms at 32; with all
-    //     searches labelled (down to F = 1) 15-18 ms and a 7 ms maximum;
-    //   * N = 1,000,000 the square-root term rules (F = 44): an earlier search among 16, 32, 50
-    //     and 100 found 32-100 within noise (maximum 7-14 ms) and 16 a maximum of 25 ms.
-    constexpr std::int64_t kLabelMinRoom = 16;
+    // costs, and unit costs with fewer than kLabelMinRoom slots of spare room
+    // F = s * alive - T: the blind searches, which invalidate the labels.
+    //
+    // As F falls, filling a free group leaves stale (too low) the labels of every node that
+    // drained into it, and the searches relearn those regions: a search settles about
+    // 0.8 * alive / F nodes. So once F <= alive / kRelabelShare, and again whenever F has
+    // fallen to a quarter of what it was at the last time, every label is set afresh to
+    // min(distance to the sink, 2) (relabel_near_sink; its cost grows with F, which is small
+    // then). With labels that fresh a search settles 3-7 nodes down to F = 16, so the
+    // goal-directed search serves down to F = 4 (the two-ended search took over below 16, and
+    // below sqrt(alive) / 16, before). Measured on Sidon layouts with r = 20, the whole
+    // trajectory through fail_each, relabelling against none (alternated runs in one
+    // process, the median of the per-pair ratios over 10 pairs):
+    //   * N = 100,000, four failure orders: 0.70-0.84 of the time at kRelabelShare = 64,
+    //     0.68-0.79 at 32, 0.71-0.85 at a fixed F <= 2,048; the slowest decision 0.9 ms at 64
+    //     against 1.6-2.4 ms at 32 (the first relabel costs about 0.7 us per slot of room);
+    //   * N = 1,000,000: 0.8-1.1 s against 1.1 s, the slowest decision 15 ms (the first
+    //     relabel, at F = 7,874) against 7.8 ms.
+    constexpr std::int64_t kLabelMinRoom = 4;
+    constexpr std::int64_t kRelabelShare = 64;
     const std::int64_t room = static_cast<std::int64_t>(s) * n_alive_ - n_types_;
-    // room < 2**31 (n_groups * height), so room * room fits.
-    const bool labelled = unit_costs_ && room >= kLabelMinRoom &&
-                          room * room >= static_cast<std::int64_t>(n_alive_) / 256;
+    const bool labelled = unit_costs_ && room >= kLabelMinRoom;
     if (labelled) {
-      prepare_labels(s);
+      // room < 2**31 (n_groups * height), so the products fit.
+      if (!pending.empty() && room * kRelabelShare <= n_alive_ &&
+          (label_depth_ != s || relabel_room_ < 0 || room * 4 <= relabel_room_)) {
+        relabel_near_sink(s);
+        relabel_room_ = room;
+      } else {
+        prepare_labels(s);
+      }
     } else if (!pending.empty()) {
       reset_labels();
     }

@@ -18,6 +18,16 @@
 // solve and the other searches change the graph in ways (L) does not survive: each resets the
 // labels (label_depth_ = 0).
 //
+// Relabelling. The searches raise only the labels of the nodes they settle, so as the groups
+// with room fill up, most labels fall far below the true distances, and each search settles
+// about alive / F nodes (F slots of room). Near saturation (decide_failure says when) every
+// label is set afresh to min(d(v), 2), d the residual distance to the sink, before the
+// event's first search (relabel_near_sink). That keeps (L): for an edge (u, v),
+// d(u) <= c(u, v) + d(v), and capping both sides at 2 keeps the inequality (c >= 0 there:
+// before the first search every assigned type costs 0). Only the nodes at distance 0 and 1
+// are visited, backwards from the groups with room, so the cost grows with F rather than N
+// (plus one pass over the labels); every other node gets 2.
+//
 // Search. Dijkstra from the displaced type on the reduced costs of (L), which are >= 0 (an A*
 // search whose heuristic is the labels): it settles only the nodes v with
 // delta(v) = dist(source, v) - label(source) + label(v) below mu = delta(sink), which is small
@@ -71,11 +81,74 @@ void Controller::prepare_room(std::int32_t s) {
 void Controller::prepare_labels(std::int32_t s) {
   prepare_room(s);
   if (label_depth_ == s) return;
+  relabel_room_ = -1;
   // label_, label_parent_ and settled_bits_ are sized at construction (unit costs only).
   const auto T = static_cast<std::size_t>(n_types_);
   std::fill(label_.begin(), label_.end(), 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
     if (!alive_[g]) label_[T + g] = kDeadLabel;
+  }
+  label_depth_ = s;
+}
+
+void Controller::relabel_near_sink(std::int32_t s) {
+  prepare_room(s);
+  const std::int32_t T = n_types_;
+  const auto H = static_cast<std::size_t>(height_);
+  std::int32_t* const label = label_.data();
+  // Every node at 2 (dead groups out), then the nodes at distance 0 and 1, found backwards
+  // from the groups with room. The residual edges into a type come from its provider (cost
+  // 0: the type sits in the provider's top s layers); those into a group g from the types it
+  // holds but does not provide, at cost 0 in its top s layers and 1 below. A group without
+  // room fills its top s layers with the s types it provides, so it has no edge of cost 0
+  // coming in: the distance-0 nodes are the groups with room, the types they hold in their
+  // top layers without providing them, and those types' providers; the distance-1 nodes
+  // are the types held below the top layers of a distance-0 group, and their providers.
+  std::fill(label, label + T, 2);
+  for (std::int32_t g = 0; g < n_groups_; ++g) {
+    label[T + g] = is_alive(g) ? 2 : kDeadLabel;
+  }
+  std::vector<std::int32_t>& zero = relabel_zero_;
+  std::vector<std::int32_t>& one = relabel_one_;
+  zero.clear();
+  one.clear();
+  for (std::size_t w = 0; w < room_bits_.size(); ++w) {
+    for (std::uint64_t m = room_bits_[w]; m != 0; m &= m - 1) {
+      const auto g = static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(lowest_bit(m)));
+      label[T + g] = 0;
+      zero.push_back(T + g);
+    }
+  }
+  for (std::size_t i = 0; i < zero.size(); ++i) {
+    const std::int32_t v = zero[i];
+    if (v >= T) {
+      const std::int32_t g = v - T;
+      const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
+      for (std::size_t l = 0; l < H; ++l) {
+        const std::int32_t t = row[l];
+        if (assign_[static_cast<std::size_t>(t)] == g) continue;
+        if (l < static_cast<std::size_t>(s)) {
+          if (label[t] > 0) {
+            label[t] = 0;
+            zero.push_back(t);
+          }
+        } else if (label[t] > 1) {
+          label[t] = 1;
+          one.push_back(t);
+        }
+      }
+    } else {
+      const std::int32_t p = assign_[static_cast<std::size_t>(v)];
+      if (p >= 0 && label[T + p] > 0) {
+        label[T + p] = 0;
+        zero.push_back(T + p);
+      }
+    }
+  }
+  for (const std::int32_t t : one) {
+    if (label[t] != 1) continue;
+    const std::int32_t p = assign_[static_cast<std::size_t>(t)];
+    if (p >= 0 && label[T + p] > 1) label[T + p] = 1;
   }
   label_depth_ = s;
 }

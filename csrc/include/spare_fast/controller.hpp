@@ -248,6 +248,10 @@ class Controller {
   // are already valid at depth s.
   bool augment_labelled(std::int32_t t);
   void prepare_labels(std::int32_t s);
+  // Sets every label to min(distance to the sink, 2), valid at depth s, in time O(N + T) plus
+  // the nodes within distance 1 of the groups with room (controller_labels.cpp). Only before
+  // a failure's first search at s (every assigned type then costs 0).
+  void relabel_near_sink(std::int32_t s);
   void reset_labels() const { label_depth_ = 0; }
   // The alive groups with load < price_depth_ (cached between calls, checked by total room).
   const std::vector<std::int32_t>& free_groups(std::int64_t unassigned);
@@ -468,6 +472,11 @@ class Controller {
     room_bits_[gi >> 6] &= ~(std::uint64_t{1} << (gi & 63));
   }
   mutable std::int32_t label_depth_ = 0;
+  // The spare room at the last relabel_near_sink while the labels stayed valid since (-1:
+  // none), and its scratch: the nodes found at distance 0 and at distance 1.
+  std::int64_t relabel_room_ = -1;
+  std::vector<std::int32_t> relabel_zero_;
+  std::vector<std::int32_t> relabel_one_;
   // Bucket d of the search queue: (node, parent, label) entries at reduced distance d. A node
   // is queued once per improving edge and settled by its first entry popped.
   struct LabelEntry {

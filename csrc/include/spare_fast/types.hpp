@@ -51,6 +51,20 @@ class Divider {
   unsigned shift_ = 31;
 };
 
+// The index of the lowest set bit of m != 0.
+inline std::int32_t lowest_bit(std::uint64_t m) {
+#if defined(__GNUC__) || defined(__clang__)
+  return static_cast<std::int32_t>(__builtin_ctzll(m));
+#else
+  std::int32_t i = 0;
+  while (!(m & 1U)) {
+    m >>= 1;
+    ++i;
+  }
+  return i;
+#endif
+}
+
 // The limits the controller accepts (checked before any allocation; see validate.hpp).
 // Each move cost is at most kMaxMoveCost, and n_groups * height * max(move_cost) is at most
 // kMaxTotalCost, so every total and every shortest-path distance of the searches (bounded by a

@@ -201,6 +201,71 @@ void test_raises_and_saturation_match_solve() {
   check_raises_and_saturation(/*unit_costs=*/true);
 }
 
+// A spread layout: n groups of h distinct types, every type in h groups, dealt at random (a
+// shuffled deck of n * h cards, repeats within a group swapped away).
+std::vector<std::int32_t> dealt(std::int32_t n, std::int32_t h, std::uint64_t seed) {
+  std::uint64_t x = seed;
+  auto next = [&x](std::uint64_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::size_t>((x >> 33) % m);
+  };
+  const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
+  std::vector<std::int32_t> s(cells);
+  for (std::size_t i = 0; i < cells; ++i) s[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(n));
+  for (std::size_t i = cells - 1; i > 0; --i) std::swap(s[i], s[next(i + 1)]);
+  const auto H = static_cast<std::size_t>(h);
+  for (bool clean = false; !clean;) {
+    clean = true;
+    for (std::size_t i = 0; i < cells; ++i) {
+      const std::size_t row = i / H * H;
+      for (std::size_t j = row; j < i; ++j) {
+        if (s[j] == s[i]) {  // a repeat in this group: swap it with a random cell
+          std::swap(s[i], s[next(cells)]);
+          clean = false;
+          break;
+        }
+      }
+    }
+  }
+  return s;
+}
+
+// Unit costs near saturation on a spread layout large enough for the failure search to set its
+// distance labels afresh (spare room F <= alive / 64, F >= 4): every decision from F = alive / 8
+// to the wipe-out, depth rises included, equals a fresh solve (under the sanitizers in CI).
+void test_relabelled_saturation_matches_solve() {
+  const std::int32_t n = 3000, h = 16;
+  const auto s = dealt(n, h, 2024);
+  Controller c(span(s), n, h, {});
+  std::uint64_t x = 77;
+  int checked = 0;
+  int raises = 0;
+  while (true) {
+    std::vector<std::int32_t> alive_ids;
+    for (std::int32_t g = 0; g < n; ++g) {
+      if (c.alive()[g]) alive_ids.push_back(g);
+    }
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    std::vector<std::int32_t> one = {alive_ids[(x >> 33) % alive_ids.size()]};
+    const std::int64_t room = static_cast<std::int64_t>(c.depth()) *
+                                  static_cast<std::int64_t>(alive_ids.size()) - c.n_types();
+    const bool near = room * 8 <= static_cast<std::int64_t>(alive_ids.size());
+    std::vector<std::int32_t> before(c.stacks(), c.stacks() + static_cast<std::size_t>(n) * h);
+    const std::int32_t depth_before = c.depth();
+    const Decision d = c.fail(span(one));
+    if (near) {
+      std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+      const Decision ref = Controller::solve(span(before), n, h, {alive.data(), alive.size()}, {},
+                                             nullptr, nullptr);
+      CHECK(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves);
+      ++checked;
+    }
+    if (d.status == Status::kWipeout) break;
+    if (d.depth > depth_before) ++raises;
+  }
+  CHECK(checked > 60 && raises >= 1);
+}
+
 void test_fail_into_equals_fail_and_reuses_the_decision() {
   // Two controllers on one layout: fail() on one, fail_into() with one reused Decision on the
   // other; every field agrees, and a rejected call leaves the reused decision as it was.
@@ -257,6 +322,7 @@ int main() {
   test_malformed_input();
   test_solve_matches_incremental();
   test_raises_and_saturation_match_solve();
+  test_relabelled_saturation_matches_solve();
   test_fail_into_equals_fail_and_reuses_the_decision();
   return harness::summary("test_controller");
 }

@@ -34,9 +34,9 @@
 // starting from the zero-cost flow of (I1) this yields a min-cost flow (the SSP invariant).
 // With unit costs the search is goal-directed: distance labels, lower bounds on each node's
 // distance to the sink, are kept between failures and serve as the heuristic of an A* search
-// (csrc/src/controller_labels.cpp), until only a few slots of room are left; then, and for
-// other costs near saturation, the path is searched from both ends
-// (csrc/src/controller_bidirectional.cpp). If
+// (csrc/src/controller_labels.cpp); near saturation they are set afresh, exact up to 2, from
+// the groups with room. With fewer than 4 slots of room left, and for other costs near
+// saturation, the path is searched from both ends (csrc/src/controller_bidirectional.cpp). If
 // no augmenting path exists at depth S, the maximum flow at S misses a type (a vertex without
 // an augmenting path never gains one), so the depth rises to S+1. The surviving assignment
 // still costs 0 at S+1 (every type sits in its provider's top S layers, load <= S), so it is

@@ -646,15 +646,16 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     // 0.8 * alive / F nodes. So once F <= min(alive / kRelabelShare, kRelabelMaxRoom), and
     // again whenever F has fallen to a quarter of what it was at the last time, every label is
     // set afresh to min(distance to the sink, 2) (relabel_near_sink; its cost grows with F:
-    // about 0.7 us per slot at N = 100,000, 2 us at 1,000,000, hence the cap). With labels
-    // that fresh a search settles 3-7 nodes down to F = 16, so the goal-directed search
-    // serves down to F = 4 (the two-ended search took over below 16, and below
+    // about 0.7 us per slot at N = 100,000, 2 us at 1,000,000, hence the cap). On the
+    // benchmark's trajectory (N = 100,000) a search with F between 16 and 1,024 then settles
+    // 7.5-24 nodes on average instead of 37-823, and 39-44 below F = 16, so the goal-directed
+    // search serves down to F = 4 (the two-ended search took over below 16, and below
     // sqrt(alive) / 16, before). Measured on Sidon layouts with r = 20, the whole trajectory
     // through fail_each, relabelling against none (alternated runs in one process, the median
     // of the per-pair ratios over 10 pairs; per-event minima of 2-4 runs for the maxima):
-    //   * N = 100,000, four failure orders: 0.70-0.84 of the time at kRelabelShare = 64,
-    //     0.68-0.79 at 32, 0.71-0.85 at a fixed F <= 2,048; the slowest decision 0.9 ms at 64
-    //     against 1.6-2.4 ms at 32 and 1.5 ms at 2,048;
+    //   * N = 100,000, four failure orders: 0.69-0.84 of the time at kRelabelShare = 64,
+    //     0.68-0.79 at 32; the slowest decision 0.9 ms at 64 against 1.6-2.4 ms at 32 and
+    //     1.5 ms at a fixed F <= 2,048;
     //   * N = 1,000,000: 0.84 s with the cap at 2,048 (the slowest decision 7.7 ms, a depth
     //     rise's level), 0.83 s at 4,096 (9.5 ms), 0.99 s uncapped (16.8 ms, the first relabel
     //     at F = 7,874), 1.07 s at 1,024; 1.10 s without relabelling (7.8 ms).

@@ -112,13 +112,7 @@ void Controller::reserve_backward_search() {
 void Controller::seed_free_groups() {
   prepare_room(price_depth_);
   free_cache_.clear();
-  for (std::size_t w = 0; w < room_bits_.size(); ++w) {
-    const std::uint64_t bits = room_bits_[w];
-    if (bits == 0) continue;  // most words: the seeding is for the last few free groups
-    for (std::size_t b = 0; b < 64; ++b) {
-      if ((bits >> b) & 1U) free_cache_.push_back(static_cast<std::int32_t>(64 * w + b));
-    }
-  }
+  for_each_room_group([this](std::int32_t g) { free_cache_.push_back(g); });
 }
 
 const std::vector<std::int32_t>& Controller::free_groups(std::int64_t unassigned) {

@@ -82,13 +82,17 @@ void Controller::prepare_labels(std::int32_t s) {
   prepare_room(s);
   if (label_depth_ == s) return;
   relabel_room_ = -1;
+  fill_labels(0);
+  label_depth_ = s;
+}
+
+void Controller::fill_labels(std::int32_t value) {
   // label_, label_parent_ and settled_bits_ are sized at construction (unit costs only).
   const auto T = static_cast<std::size_t>(n_types_);
-  std::fill(label_.begin(), label_.end(), 0);
+  std::fill(label_.begin(), label_.begin() + static_cast<std::ptrdiff_t>(T), value);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    if (!alive_[g]) label_[T + g] = kDeadLabel;
+    label_[T + g] = alive_[g] ? value : kDeadLabel;
   }
-  label_depth_ = s;
 }
 
 void Controller::relabel_near_sink(std::int32_t s) {
@@ -104,21 +108,15 @@ void Controller::relabel_near_sink(std::int32_t s) {
   // coming in: the distance-0 nodes are the groups with room, the types they hold in their
   // top layers without providing them, and those types' providers; the distance-1 nodes
   // are the types held below the top layers of a distance-0 group, and their providers.
-  std::fill(label, label + T, 2);
-  for (std::int32_t g = 0; g < n_groups_; ++g) {
-    label[T + g] = is_alive(g) ? 2 : kDeadLabel;
-  }
+  fill_labels(2);
   std::vector<std::int32_t>& zero = relabel_zero_;
   std::vector<std::int32_t>& one = relabel_one_;
   zero.clear();
   one.clear();
-  for (std::size_t w = 0; w < room_bits_.size(); ++w) {
-    for (std::uint64_t m = room_bits_[w]; m != 0; m &= m - 1) {
-      const auto g = static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(lowest_bit(m)));
-      label[T + g] = 0;
-      zero.push_back(T + g);
-    }
-  }
+  for_each_room_group([&](std::int32_t g) {
+    label[T + g] = 0;
+    zero.push_back(T + g);
+  });
   for (std::size_t i = 0; i < zero.size(); ++i) {
     const std::int32_t v = zero[i];
     if (v >= T) {

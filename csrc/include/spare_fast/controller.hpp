@@ -248,6 +248,8 @@ class Controller {
   // are already valid at depth s.
   bool augment_labelled(std::int32_t t);
   void prepare_labels(std::int32_t s);
+  // Every type's and alive group's label to `value`, every dead group's to kDeadLabel.
+  void fill_labels(std::int32_t value);
   // Sets every label to min(distance to the sink, 2), valid at depth s, in time O(N + T) plus
   // the nodes within distance 1 of the groups with room (controller_labels.cpp). Only before
   // a failure's first search at s (every assigned type then costs 0).
@@ -466,6 +468,15 @@ class Controller {
   bool has_room(std::int32_t g) const {
     const auto gi = static_cast<std::size_t>(g);
     return (room_bits_[gi >> 6] >> (gi & 63)) & 1U;
+  }
+  // Calls f(g) for every group with room, in id order (the room bitmap, valid).
+  template <class F>
+  void for_each_room_group(F&& f) const {
+    for (std::size_t w = 0; w < room_bits_.size(); ++w) {
+      for (std::uint64_t m = room_bits_[w]; m != 0; m &= m - 1) {
+        f(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(lowest_bit(m))));
+      }
+    }
   }
   void clear_room_bit(std::int32_t g) {
     const auto gi = static_cast<std::size_t>(g);

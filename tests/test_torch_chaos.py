@@ -21,9 +21,7 @@ torch = pytest.importorskip("torch")
 if importlib.util.find_spec("torchft") is None:
     pytest.skip("torchft is not installed", allow_module_level=True)
 
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import Phase, SpareTrainer, TrainSpec, mlp  # noqa: E402
-from spare_fast.torch.testing import (  # noqa: E402
+from _torch_harness import (  # noqa: E402
     Chaos,
     SignalSent,
     Trigger,
@@ -31,6 +29,9 @@ from spare_fast.torch.testing import (  # noqa: E402
     max_rel_diff,
     reference_params,
 )
+
+from spare_fast import Layout  # noqa: E402
+from spare_fast.torch import Phase, SpareTrainer, TrainSpec, mlp  # noqa: E402
 
 N, R, STEPS, SCENARIOS = 6, 3, 8, 20
 LAYOUT = Layout.cyclic(N, R)

@@ -138,7 +138,9 @@ def test_any_signal_is_a_failure_like_sigkill(sig: signal.Signals) -> None:
 def test_spurious_collective_error_rolls_members_back_one_step() -> None:
     # Group 1 sees step 2's completed all-reduce as failed, group 3 the last step's: the other
     # members have committed the step and must undo it so that all redo it together.
-    result = trainer(injector=Injector([Fault(1, 2), Fault(3, STEPS - 1)])).run()
+    # The faults come from a fault-injecting backend, as torchft's fault-injecting process group.
+    plan = Injector([Fault(1, 2), Fault(3, STEPS - 1)])
+    result = trainer(backend=plan, observers=[plan]).run()
     assert result.restarts == 0
     assert all(len(pids) == 1 for pids in result.pids.values())
     assert {g for g, step in result.rollbacks if step == 2} == {0, 2, 3}

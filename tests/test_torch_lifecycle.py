@@ -24,6 +24,16 @@ torch = pytest.importorskip("torch")
 if importlib.util.find_spec("torchft") is None:
     pytest.skip("torchft is not installed", allow_module_level=True)
 
+from _torch_harness import (  # noqa: E402
+    FailingIn,
+    PlannedFaults,
+    Watcher,
+    alive_pids,
+    max_rel_diff,
+    reference_params,
+    slow_shard,
+)
+
 from spare_fast import Layout  # noqa: E402
 from spare_fast.torch import (  # noqa: E402
     CheckpointError,
@@ -35,15 +45,6 @@ from spare_fast.torch import (  # noqa: E402
     mlp,
 )
 from spare_fast.torch._checkpoint import Checkpoints  # noqa: E402
-from spare_fast.torch.testing import (  # noqa: E402
-    FailingIn,
-    PlannedFaults,
-    Watcher,
-    alive_pids,
-    max_rel_diff,
-    reference_params,
-    slow_shard,
-)
 
 # The folder that holds the spare_fast this process imports (site-packages when installed, the
 # source tree with an in-place build in development): the launcher subprocess imports the same.
@@ -56,10 +57,11 @@ FAST = {"heartbeat_timeout": 1.0, "collective_timeout": 5.0}
 # A launcher in its own process: trains SLOW (about 14 * 2 * 20 ms of shard pauses), with
 # run_dir given as argv[1] or a temporary folder when argv[1] is "-".
 LAUNCHER = """
+import functools
 import sys
 from spare_fast import Layout
 from spare_fast.torch import SpareTrainer, TrainSpec, mlp
-from spare_fast.torch.testing import slow_shard
+slow_shard = functools.partial(mlp.paused_shard, 0.02)
 spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, 14, 2)
 run_dir = None if sys.argv[1] == "-" else sys.argv[1]
 SpareTrainer(spec, Layout.cyclic(4, 2), heartbeat_timeout=1.0).run(run_dir=run_dir)

@@ -19,14 +19,15 @@ if importlib.util.find_spec("torchft") is None:  # not imported here: torchft re
     pytest.skip("torchft is not installed", allow_module_level=True)
 os.environ.setdefault("RUST_LOG", "warn")
 
-from spare_fast import Controller, Layout  # noqa: E402
-from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp  # noqa: E402
-from spare_fast.torch.testing import (  # noqa: E402
+from _torch_harness import (  # noqa: E402
     LoopRun,
     gloo_backend,
     max_rel_diff,
     reference_params,
 )
+
+from spare_fast import Controller, Layout  # noqa: E402
+from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp  # noqa: E402
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 import signal
-import socket
 import threading
 from typing import Any
 
@@ -99,43 +97,21 @@ def run(args: argparse.Namespace) -> int:
     host, port = args.bind
     require("torch", "spare-fast lighthouse")
     require("torchft", "spare-fast lighthouse")
-    os.environ.setdefault("RUST_LOG", "warn")
-    import torch.distributed as dist
-    from torchft.coordination import LighthouseServer
+    from spare_fast.torch._serve import ServeError, serve
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        lighthouse = LighthouseServer(
-            bind=f"[{host}]:{port}" if family == socket.AF_INET6 else f"{host}:{port}",
+        service = serve(
+            host,
+            port,
+            store_port=args.store_port,
             min_replicas=int(args.min_replicas),
             join_timeout_ms=int(args.join_timeout_ms),
             quorum_tick_ms=int(args.quorum_tick_ms),
             heartbeat_timeout_ms=int(args.heartbeat_timeout_ms),
         )
-    except Exception as exc:  # noqa: BLE001 - the Rust side raises plain RuntimeErrors
-        raise UsageError(
-            f"--bind = {host}:{port}: cannot serve the lighthouse there ({exc})"
-        ) from None
-    lh_port = int(lighthouse.address().rsplit(":", 1)[1])
-    store_port = lh_port + 1 if args.store_port is None else int(args.store_port)
-    # The store listens on this address only (TCPStore's own listener binds every interface).
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, store_port))
-        sock.listen(1024)
-    except OSError as exc:
-        sock.close()
-        lighthouse.shutdown()
-        raise UsageError(f"--store-port = {store_port}: cannot listen on {host} ({exc})") from None
-    store: Any = dist.TCPStore(
-        host,
-        sock.getsockname()[1],
-        is_master=True,
-        wait_for_workers=False,
-        master_listen_fd=sock.fileno(),
-    )
-    sock.detach()  # the store owns the listening socket now
+    except ServeError as exc:
+        flag = "--bind" if exc.what == "lighthouse" else "--store-port"
+        raise UsageError(f"{flag}: {exc}") from None
     done = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:
@@ -143,9 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
     # Installed before the address is printed: whoever reads it may stop us at once.
     old = signal.signal(signal.SIGTERM, stop)
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(
-        f"lighthouse http://{shown}:{lh_port}  store {shown}:{store.port}  (Ctrl-C to stop)",
+        f"lighthouse {service.lighthouse_addr}  store {service.store_addr}  (Ctrl-C to stop)",
         flush=True,
     )
     try:
@@ -155,6 +130,5 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, old)
-        lighthouse.shutdown()
-        del store
+        service.shutdown()
     return 0

@@ -43,6 +43,7 @@ from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError
 from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError
 from spare_fast.torch._launcher import SpareTrainer
+from spare_fast.torch._observer import Observer
 from spare_fast.torch._sampler import ShardSampler
 from spare_fast.torch._types import (
     EventRecord,
@@ -64,6 +65,7 @@ __all__ = [
     "EventRecord",
     "Fault",
     "Kill",
+    "Observer",
     "Phase",
     "RunResult",
     "ShardSampler",

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CheckpointError", "Checkpoints"]
+__all__ = ["CheckpointError", "Checkpoints", "load_training", "save_training"]
 
 _MAGIC = b"SPARE-FAST-CHECKPOINT-1\n"
 _NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
@@ -139,3 +139,44 @@ class Checkpoints:
                     os.remove(os.path.join(self.folder, name))
                 except FileNotFoundError:
                     pass
+
+
+def save_training(
+    ckpts: Checkpoints, step: int, model: Any, optimizer: Any, scheduler: Any, seed: int
+) -> str:
+    """Write the checkpoint of ``step``: model, optimizer, scheduler, generator state, seed."""
+    return ckpts.save(
+        step,
+        {
+            "step": step,
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "scheduler": None if scheduler is None else scheduler.state_dict(),
+            "rng": torch.get_rng_state(),
+            "seed": seed,
+        },
+    )
+
+
+def load_training(path: str, model: Any, optimizer: Any, scheduler: Any) -> int:
+    """Load the checkpoint ``path`` into ``model``, ``optimizer``, ``scheduler`` and the
+    generator; returns its step.
+
+    Raises
+    ------
+    CheckpointError
+        If the file is unreadable.
+    ProtocolError
+        If it has no scheduler state while ``scheduler`` is given (nothing is loaded then).
+    """
+    from spare_fast.torch._errors import ProtocolError
+
+    blob = Checkpoints.load(path)
+    if scheduler is not None and blob.get("scheduler") is None:
+        raise ProtocolError(f"checkpoint {path} has no LR scheduler state")
+    model.load_state_dict(blob["model"])
+    optimizer.load_state_dict(blob["optimizer"])
+    if scheduler is not None:
+        scheduler.load_state_dict(blob["scheduler"])
+    torch.set_rng_state(blob["rng"])
+    return int(blob["step"])

@@ -13,46 +13,34 @@ new processes for the groups that have none.
 from __future__ import annotations
 
 import contextlib
-import json
-import logging
 import multiprocessing
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import threading
-import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
-
-import torch
-import torch.distributed as dist
 
 from spare_fast.layout import Layout
-from spare_fast.torch._checkpoint import Checkpoints
+from spare_fast.torch._observer import Observer, Observers
+from spare_fast.torch._planned import PlannedFaults, SpuriousErrors
+from spare_fast.torch._records import holds_run
+from spare_fast.torch._supervisor import Supervisor
 from spare_fast.torch._types import (
-    EventRecord,
     Fault,
     Kill,
     Phase,
     RunResult,
     Stall,
-    StepRecord,
     TrainSpec,
     WorkerState,
     as_timedelta,
 )
 from spare_fast.torch._worker import (
-    EXIT_EXCLUDED,
-    EXIT_UNNEEDED,
-    FINAL,
     PROGRESS_SLOTS,
-    WorkerConfig,
-    main,
 )
 
 __all__ = ["SpareTrainer"]
@@ -74,20 +62,6 @@ def _context() -> Any:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)
     return ctx
-
-
-def _describe(code: int | None) -> str:
-    if code is None:
-        return "still running"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return {
-        EXIT_EXCLUDED: "stood down (dropped by the others)",
-        EXIT_UNNEEDED: "not needed",
-    }.get(code, f"exit code {code}")
 
 
 @contextlib.contextmanager
@@ -157,9 +131,14 @@ class SpareTrainer:
         state from a live peer and the depth falls back as the controller decides (see
         :class:`~spare_fast.torch.SpareGroup`). By default a dead group stays out until a
         wipe-out restart.
-    injector : object, optional
-        Test-only fault hook (:class:`spare_fast.torch.testing.Injector`) handed to each
-        group's first process; None, the default, in production.
+    backend : {"gloo"} or callable, optional
+        Each worker's collective backend (see :class:`~spare_fast.torch.SpareGroup`); a
+        factory must be picklable (a module-level callable).
+    observers : sequence of Observer, optional
+        Picklable :class:`~spare_fast.torch.Observer` objects handed to every worker's group.
+    injector : SpuriousErrors, optional
+        Deprecated: planned spurious collective errors for each group's first process; give
+        the fault-injecting backend as ``backend`` and ``observers`` instead.
     verbose : bool, optional
         The launcher prints one line per process start and end; the lowest alive group prints
         one line per step (depth, loss, events).
@@ -223,6 +202,8 @@ class SpareTrainer:
         max_start_failures: int = 5,
         keep_checkpoints: int = 3,
         rejoin_after: timedelta | float | None = None,
+        backend: str | Callable[..., Any] = "gloo",
+        observers: Sequence[Observer] = (),
         injector: Any = None,
         verbose: bool = False,
     ) -> None:
@@ -258,6 +239,21 @@ class SpareTrainer:
         self.max_restarts = int(max_restarts)
         self.max_start_failures = int(max_start_failures)
         self.keep_checkpoints = int(keep_checkpoints)
+        if not (backend == "gloo" or callable(backend)):
+            raise TypeError(f"backend = {backend!r} is neither 'gloo' nor a callable factory")
+        self.backend = backend
+        self.observers = tuple(Observers(observers).observers)
+        if injector is not None:
+            if not isinstance(injector, SpuriousErrors):
+                raise TypeError(
+                    f"injector = {injector!r} is not a spare_fast.torch.testing.Injector"
+                )
+            warnings.warn(
+                "SpareTrainer(injector=...) is deprecated: pass the fault-injecting backend as "
+                "backend= and observers=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         self.injector = injector
         self.verbose = bool(verbose)
         self._progress: Any = None
@@ -347,7 +343,7 @@ class SpareTrainer:
                     raise ValueError(f"{name} step = {item.step} is not in [0, {self.spec.steps})")
         if resume and run_dir is None:
             raise ValueError("resume=True needs the run_dir of the run to continue")
-        if run_dir is not None and not resume and _holds_run(str(run_dir)):
+        if run_dir is not None and not resume and holds_run(str(run_dir)):
             raise ValueError(
                 f"run_dir = {run_dir!r} already holds a run (checkpoints or records): pass "
                 "resume=True to continue it, or give an empty folder"
@@ -355,17 +351,15 @@ class SpareTrainer:
         if kills or faults:
             warnings.warn(
                 "SpareTrainer.run(kills=..., faults=...) is deprecated: use "
-                "spare_fast.torch.testing.PlannedFaults (kills by PID from outside) and "
-                "spare_fast.torch.testing.Injector",
+                "spare_fast.torch.testing.PlannedFaults (kills by PID from outside) and a "
+                "fault-injecting backend (spare_fast.torch.testing.Injector)",
                 DeprecationWarning,
                 stacklevel=2,
             )
-        from spare_fast.torch import testing
-
-        injector = self.injector
+        legacy = self.injector
         spurious = tuple(f for f in faults if isinstance(f, Fault))
         if spurious:
-            injector = testing.Injector(spurious)
+            legacy = SpuriousErrors(spurious)
         stalls = tuple(f for f in faults if isinstance(f, Stall))
         own_dir = run_dir is None
         folder = tempfile.mkdtemp(prefix="spare_fast_run_") if own_dir else str(run_dir)
@@ -373,9 +367,9 @@ class SpareTrainer:
             os.makedirs(folder, exist_ok=True)
             with _sigterm_as_exit():
                 if kills or stalls:
-                    with testing.PlannedFaults(self, kills, stalls):
-                        return self._run(folder, resume, injector)
-                return self._run(folder, resume, injector)
+                    with PlannedFaults(self, kills, stalls):
+                        return self._run(folder, resume, legacy)
+                return self._run(folder, resume, legacy)
         finally:
             if own_dir:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -385,371 +379,5 @@ class SpareTrainer:
         if self.verbose:
             print(text, flush=True)
 
-    def _run(self, folder: str, resume: bool, injector: Any) -> RunResult:
-        # torchft's Rust side logs every quorum round at INFO level to stderr; keep warnings
-        # only unless the caller asked for more (read once, when torchft is first imported).
-        os.environ.setdefault("RUST_LOG", "warn")
-        from torchft.coordination import LighthouseServer
-
-        log = logging.getLogger("spare_fast.torch")
-        t_start = time.monotonic()
-        n = self.layout.n_groups
-        ckpts = Checkpoints(os.path.join(folder, "checkpoints"), self.keep_checkpoints)
-        ckpts.remove_partial()
-        for g in range(n):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(os.path.join(folder, FINAL.format(group=g)))
-        rejected: list[tuple[str, str]] = []
-
-        def pick_checkpoint() -> str | None:
-            path, bad = ckpts.newest_valid()
-            for p, reason in bad:
-                log.warning("rejected %s (%s); falling back to an older checkpoint", p, reason)
-                if self.verbose:
-                    print(f"rejected checkpoint: {reason}", file=sys.stderr, flush=True)
-            rejected.extend(bad)
-            return path
-
-        epoch = 0
-        resumed_from: int | None = None
-        checkpoint: str | None = None
-        if resume:
-            epoch = _last_epoch(folder) + 1
-            checkpoint = pick_checkpoint()
-            if checkpoint is None:
-                raise FileNotFoundError(
-                    f"resume=True: no valid checkpoint in {ckpts.folder}"
-                    + "".join(f"\n  {reason}" for _, reason in rejected)
-                )
-            resumed_from = int(Checkpoints.load(checkpoint)["step"])
-            self._say(f"resuming from {checkpoint} (step {resumed_from})")
-
-        ctx = _context()
-        store = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
-        lighthouse = LighthouseServer(
-            bind="127.0.0.1:0",
-            min_replicas=1,
-            # Never form a quorum without a worker that still heartbeats: a slow survivor must
-            # not be mistaken for a dead one.
-            join_timeout_ms=int(self.quorum_timeout.total_seconds() * 1000),
-            quorum_tick_ms=20,
-            heartbeat_timeout_ms=int(self.heartbeat_timeout.total_seconds() * 1000),
-        )
-        # The server reports its host name; the workers all run here, so use the loopback.
-        address = f"http://127.0.0.1:{urlsplit(lighthouse.address()).port}"
-        progress = ctx.Array("q", n * PROGRESS_SLOTS, lock=False)
-        procs: dict[int, Any] = {}
-        every: list[tuple[int, Any]] = []
-        handled: set[int] = set()
-        pids: dict[int, list[int]] = {g: [] for g in range(n)}
-        early: dict[int, list[int]] = {g: [] for g in range(n)}  # exits before the epoch formed
-        restarts = 0
-        started_first: set[int] = set()
-        waiting: dict[int, int] = {}  # group -> pid of its replacement not yet admitted
-        repair_at: dict[int, float] = {}  # group -> when its replacement starts
-        rejoin_failures: dict[int, int] = {g: 0 for g in range(n)}
-
-        def start(group: int, rejoin: bool = False) -> None:
-            cfg = WorkerConfig(
-                group=group,
-                epoch=epoch,
-                checkpoint=checkpoint,
-                spec=self.spec,
-                stacks=self.layout.stacks.tolist(),
-                store_port=store.port,
-                lighthouse_addr=address,
-                run_dir=folder,
-                checkpoint_dir=ckpts.folder,
-                collective_timeout=self.collective_timeout.total_seconds(),
-                bucket_numel=self.bucket_numel,
-                heartbeat_interval=self.heartbeat_interval.total_seconds(),
-                quorum_timeout=self.quorum_timeout.total_seconds(),
-                quorum_poll=1.0,
-                verbose=self.verbose,
-                rejoin=rejoin,
-                # A planned test fault fires once, in the group's first process.
-                injector=injector if group not in started_first else None,
-            )
-            started_first.add(group)
-            proc = ctx.Process(target=main, args=(cfg, progress), name=f"spare-g{group}")
-            proc.start()
-            procs[group] = proc
-            every.append((group, proc))
-            pids[group].append(int(proc.pid))
-            if rejoin:
-                waiting[group] = int(proc.pid)
-            self._say(
-                f"group {group}: worker pid {proc.pid} started (epoch {epoch}"
-                + (", rejoining)" if rejoin else ")")
-            )
-
-        def new_epoch(survivors: set[int], why: str) -> None:
-            nonlocal epoch, checkpoint, restarts
-            restarts += 1
-            if restarts > self.max_restarts:
-                raise RuntimeError(
-                    f"gave up after {self.max_restarts} restarts ({why}); last process ends: "
-                    + _last_ends(folder, every)
-                )
-            epoch += 1
-            waiting.clear()
-            repair_at.clear()
-            ckpts.remove_partial()
-            checkpoint = pick_checkpoint()
-            store.set(f"e{epoch}/checkpoint", checkpoint or "")
-            for g in range(n):
-                if g in survivors:
-                    continue
-                old = procs[g]
-                if old.exitcode is None:  # dropped by the others but still running
-                    old.kill()
-                    old.join()
-                early[g].clear()
-                start(g)
-
-        def formed() -> bool:
-            return bool(store.check([f"e{epoch}/formed"]))
-
-        self._progress = progress
-        try:
-            for g in range(n):
-                start(g)
-            deadline = (
-                None if self.run_timeout is None else t_start + self.run_timeout.total_seconds()
-            )
-            while True:
-                is_formed = formed()
-                if is_formed:
-                    for g in range(n):
-                        early[g].clear()
-                for g, proc in list(procs.items()):
-                    code = proc.exitcode
-                    if code is None or proc.pid in handled:
-                        continue
-                    handled.add(proc.pid)
-                    if code != 0:
-                        self._say(f"group {g}: worker pid {proc.pid} {_describe(code)}")
-                    if code == EXIT_UNNEEDED:
-                        continue
-                    if is_formed or formed():
-                        if waiting.pop(g, None) == proc.pid and code != 0:
-                            rejoin_failures[g] += 1
-                            if rejoin_failures[g] >= self.max_start_failures:
-                                raise RuntimeError(
-                                    f"group {g}: {rejoin_failures[g]} replacements in a row "
-                                    f"ended before they rejoined ({_describe(code)})"
-                                    + _last_error(folder, g, proc.pid)
-                                )
-                        if self.rejoin_after is not None and code != 0:
-                            repair_at[g] = time.monotonic() + self.rejoin_after.total_seconds()
-                        continue
-                    # Before the epoch forms nobody else masks this group: replace it.
-                    early[g].append(code)
-                    if len(early[g]) >= self.max_start_failures:
-                        raise RuntimeError(
-                            f"group {g}: {len(early[g])} worker processes in a row ended before "
-                            f"epoch {epoch} formed ({', '.join(map(_describe, early[g]))})"
-                            + _last_error(folder, g, proc.pid)
-                        )
-                    start(g)
-                if is_formed and store.check([f"e{epoch}/view"]):
-                    # A process the survivors dropped but that still runs (suspended, or its
-                    # main thread hung while its heartbeat thread beats) would make every later
-                    # quorum wait for it: end it.
-                    agreed = json.loads(store.get(f"e{epoch}/view").decode())
-                    view = set(agreed["members"])
-                    for g, pid in list(waiting.items()):
-                        if agreed["replicas"].get(str(g)) == f"g{g}:{pid}":
-                            del waiting[g]  # admitted: from now on a member like the others
-                            rejoin_failures[g] = 0
-                    for g, proc in procs.items():
-                        if g not in view and proc.exitcode is None and g not in waiting:
-                            self._say(f"group {g}: worker pid {proc.pid} was dropped: killing it")
-                            proc.kill()
-                for g, when in list(repair_at.items()):
-                    if time.monotonic() >= when and procs[g].exitcode is not None:
-                        del repair_at[g]
-                        if not store.check([f"e{epoch}/finished"]):
-                            start(g, rejoin=True)
-                if store.check([f"wipeout/{epoch}"]):
-                    reported = set(json.loads(store.get(f"wipeout/{epoch}").decode()))
-                    alive = {g for g in reported if procs[g].exitcode is None}
-                    self._say(f"wipe-out in epoch {epoch}: restart with survivors {sorted(alive)}")
-                    new_epoch(alive, "wipe-out")
-                elif all(p.exitcode is not None for p in procs.values()):
-                    if any(
-                        os.path.exists(os.path.join(folder, FINAL.format(group=g)))
-                        for g in range(n)
-                    ):
-                        break
-                    self._say(f"every worker of epoch {epoch} ended: restart all groups")
-                    new_epoch(set(), "every worker ended")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"run exceeded run_timeout = {self.run_timeout}")
-                time.sleep(0.02)
-            final = next(
-                os.path.join(folder, FINAL.format(group=g))
-                for g in range(n)
-                if os.path.exists(os.path.join(folder, FINAL.format(group=g)))
-            )
-            blob = torch.load(final, weights_only=True)
-            steps, wiped, rollbacks, rejoins = _collect(folder, self.spec.steps)
-            exit_codes: dict[int, list[int]] = {g: [] for g in range(n)}
-            for g, proc in every:
-                proc.join()
-                exit_codes[g].append(int(proc.exitcode))
-            return RunResult(
-                params={k: v.clone() for k, v in blob["model"].items()},
-                steps=steps,
-                wipeouts=wiped,
-                restarts=restarts,
-                rollbacks=rollbacks,
-                pids=pids,
-                seconds=time.monotonic() - t_start,
-                exit_codes=exit_codes,
-                resumed_from=resumed_from,
-                rejected_checkpoints=rejected,
-                rejoins=rejoins,
-            )
-        finally:
-            self._progress = None
-            for _, proc in every:
-                if proc.exitcode is None:
-                    proc.kill()
-            for _, proc in every:
-                proc.join()
-                proc.close()
-            lighthouse.shutdown()
-            ckpts.remove_partial()
-            for g in range(n):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(os.path.join(folder, FINAL.format(group=g)) + ".tmp")
-
-
-def _holds_run(folder: str) -> bool:
-    if not os.path.isdir(folder):
-        return False
-    if Checkpoints(os.path.join(folder, "checkpoints")).steps():
-        return True
-    return any(name.endswith(".jsonl") for name in os.listdir(folder))
-
-
-def _records(folder: str) -> list[dict[str, Any]]:
-    lines: list[dict[str, Any]] = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".jsonl"):
-            with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                for line in fh:
-                    # A process killed mid-write leaves at most its last line torn.
-                    with contextlib.suppress(json.JSONDecodeError):
-                        if line.strip():
-                            lines.append(json.loads(line))
-    return lines
-
-
-def _last_epoch(folder: str) -> int:
-    return max((int(r.get("epoch", -1)) for r in _records(folder)), default=-1)
-
-
-def _last_error(folder: str, group: int, pid: int | None) -> str:
-    path = os.path.join(folder, f"g{group}-p{pid}.jsonl")
-    if not os.path.exists(path):
-        return ""
-    errors = [r for r in _records_of(path) if r.get("kind") == "error"]
-    return f"; last error: {errors[-1]['error']}" if errors else ""
-
-
-def _records_of(path: str) -> list[dict[str, Any]]:
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            with contextlib.suppress(json.JSONDecodeError):
-                if line.strip():
-                    out.append(json.loads(line))
-    return out
-
-
-def _last_ends(folder: str, every: list[tuple[int, Any]]) -> str:
-    ends = [
-        f"group {g} pid {p.pid} {_describe(p.exitcode)}{_last_error(folder, g, p.pid)}"
-        for g, p in every[-2 * len({g for g, _ in every}) :]
-        if p.exitcode not in (None, 0, EXIT_UNNEEDED)
-    ]
-    return "; ".join(ends) or "none"
-
-
-def _event(d: dict[str, Any]) -> EventRecord:
-    return EventRecord(
-        quorum_id=int(d["quorum_id"]),
-        dead=tuple(int(g) for g in d["dead"]),
-        status=str(d["status"]),
-        phase=int(d["phase"]),
-        depth=int(d["depth"]),
-        moves=int(d["moves"]),
-        patch=tuple((int(t), int(g)) for t, g in d["patch"]),
-        patch_computed=tuple((int(t), int(g)) for t, g in d["patch_computed"]),
-        step=int(d["step"]),
-        seconds=float(d["seconds"]),
-        decided_at=float(d.get("decided_at", 0.0)),
-    )
-
-
-def _collect(
-    folder: str, n_steps: int
-) -> tuple[list[StepRecord], list[EventRecord], list[tuple[int, int]], list[tuple[int, int]]]:
-    """Merge the per-worker record files: for each step the last commit of its last epoch."""
-    lines = _records(folder)
-    wiped: dict[tuple[int, int], EventRecord] = {}
-    latest: dict[int, dict[int, dict[str, Any]]] = {}
-    rollbacks: list[tuple[int, int]] = []
-    rejoins: set[tuple[int, int, int]] = set()
-    for rec in lines:  # files are per process, and a process only appends
-        if rec["kind"] == "rollback":
-            rollbacks.append((int(rec["group"]), int(rec["step"])))
-            continue
-        if rec["kind"] == "rejoin":
-            for g in rec["groups"]:
-                rejoins.add((int(rec["epoch"]), int(g), int(rec["step"])))
-            continue
-        if rec["kind"] == "error":
-            continue
-        if rec["kind"] == "wipeout":
-            ev = _event(rec["event"])
-            wiped[(int(rec["epoch"]), ev.quorum_id)] = ev
-            continue
-        step, epoch, group = int(rec["step"]), int(rec["epoch"]), int(rec["group"])
-        by_group = latest.setdefault(step, {})
-        old = by_group.get(group)
-        if old is None or int(old["epoch"]) <= epoch:
-            by_group[group] = rec
-    steps: list[StepRecord] = []
-    for step in range(n_steps):
-        if step not in latest:
-            raise RuntimeError(f"no worker recorded step {step}")
-        epoch = max(int(r["epoch"]) for r in latest[step].values())
-        recs = {g: r for g, r in latest[step].items() if int(r["epoch"]) == epoch}
-        # Membership only shrinks within an epoch, so the smallest member list is the one of
-        # the final commit (a member that committed and then died left an older record).
-        head = min(recs.values(), key=lambda r: (len(r["members"]), int(r["group"])))
-        members = tuple(int(g) for g in head["members"])
-        steps.append(
-            StepRecord(
-                step=step,
-                epoch=epoch,
-                depth=int(head["depth"]),
-                members=members,
-                events=tuple(_event(e) for e in head["events"]),
-                computed={
-                    g: tuple(int(t) for t in recs[g]["computed"])
-                    if g in recs
-                    # A member that delivered its sums and died before it could write its
-                    # record: what it computed is the step's agreed assignment.
-                    else tuple(t for t, a in enumerate(head["assigned"]) if int(a) == g)
-                    for g in members
-                },
-                loss=float(head["loss"]),
-                committed_at=float(head.get("committed_at", 0.0)),
-            )
-        )
-    joined = [(g, step) for _, g, step in sorted(rejoins)]
-    return steps, [wiped[k] for k in sorted(wiped)], sorted(rollbacks), joined
+    def _run(self, folder: str, resume: bool, legacy: Any) -> RunResult:
+        return Supervisor(self, folder, resume, legacy, _context()).run()

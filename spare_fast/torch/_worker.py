@@ -2,8 +2,8 @@
 
 The worker is a user of the own-loop API: it builds the model, optimizer and scheduler from the
 :class:`~spare_fast.torch.TrainSpec`, wraps them in a :class:`~spare_fast.torch.SpareGroup`
-(the subclass below adds the launcher's progress reports, records, test injector and the
-restart after a wipe-out) and runs the ordinary loop ``reduce -> optimizer.step ->
+(with an observer that writes the launcher's progress reports and records; the worker
+restarts it after a wipe-out) and runs the ordinary loop ``reduce -> optimizer.step ->
 scheduler.step -> step_end``. What follows describes the protocol the group runs.
 
 The loop of a worker, in the paper's words: at the start of a step it computes the gradient
@@ -44,7 +44,9 @@ import numpy as np
 import torch
 
 from spare_fast.layout import Layout
-from spare_fast.torch._group import Excluded, RunFinished, SpareGroup, Unneeded, WipeOutError
+from spare_fast.torch._errors import Excluded, RunFinished, Unneeded, WipeOutError
+from spare_fast.torch._group import SpareGroup
+from spare_fast.torch._observer import Observer
 from spare_fast.torch._types import Phase, TrainSpec
 
 #: Exit code of a worker that found itself dropped from the membership (a false death).
@@ -77,7 +79,8 @@ class WorkerConfig:
     quorum_poll: float
     verbose: bool
     rejoin: bool = False  # a replacement for a group that died in a formed epoch
-    injector: Any = None  # test-only hook (spare_fast.torch.testing.Injector); None in production
+    backend: Any = "gloo"  # the collective backend (SpareGroup's ``backend``)
+    observers: tuple[Any, ...] = ()  # more observers of the worker's group (picklable)
 
 
 def main(cfg: WorkerConfig, progress: Any) -> None:
@@ -126,166 +129,151 @@ def _record_error(cfg: WorkerConfig, exc: BaseException) -> None:
         pass
 
 
-class _LauncherGroup(SpareGroup):
-    """The SpareGroup of a launcher's worker: progress, records, injector, launcher restarts."""
+class _Progress(Observer):
+    """The launcher's view of this worker: progress in shared memory, commits in a file."""
 
     def __init__(self, cfg: WorkerConfig, progress: Any) -> None:
-        import multiprocessing
-
         self.cfg = cfg
-        self.spec = cfg.spec
         self.progress = progress
         self.slot = cfg.group * PROGRESS_SLOTS
-        self.epoch_start = cfg.epoch
-        self._report(Phase.STARTING)
-        self._log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
+        self.epoch = cfg.epoch
+        self.log = open(  # noqa: SIM115 - one line per commit for the whole life of the worker
             os.path.join(cfg.run_dir, f"g{cfg.group}-p{os.getpid()}.jsonl"), "a", encoding="utf-8"
         )
-        parent = multiprocessing.parent_process()
-        self.parent_sentinel = None if parent is None else parent.sentinel
-        model = self.spec.model()
-        optim = self.spec.optimizer(list(model.parameters()))
-        sched = None if self.spec.scheduler is None else self.spec.scheduler(optim)
-        super().__init__(
-            model,
-            optim,
-            Layout.from_stacks(np.asarray(cfg.stacks, dtype=np.int32)),
-            self.spec.steps,
-            group=cfg.group,
-            scheduler=sched,
-            seed=self.spec.seed,
-            lighthouse=cfg.lighthouse_addr,
-            store=f"127.0.0.1:{cfg.store_port}",
-            bind="127.0.0.1",
-            checkpoint_dir=cfg.checkpoint_dir,
-            checkpoint_every=self.spec.checkpoint_every,
-            collective_timeout=cfg.collective_timeout,
-            heartbeat_interval=cfg.heartbeat_interval,
-            quorum_timeout=cfg.quorum_timeout,
-            quorum_poll=cfg.quorum_poll,
-            bucket_numel=cfg.bucket_numel,
-            verbose=cfg.verbose,
-        )
-        self.epoch = cfg.epoch
-        self._report(Phase.STARTING)
 
-    # hooks
-    def _report(self, phase: Phase, bucket: int = 0) -> None:
+    def on_phase(self, group: int, epoch: int, step: int, phase: Phase, bucket: int) -> None:
         # Plain stores into shared memory: free, and readable by the launcher at any moment.
+        self.epoch = epoch
         p, s = self.progress, self.slot
-        p[s], p[s + 1], p[s + 2], p[s + 3], p[s + 4] = (
-            os.getpid(),
-            getattr(self, "epoch", self.epoch_start),
-            max(getattr(self, "committed", 0), 0),
-            int(phase),
-            bucket,
+        p[s], p[s + 1], p[s + 2], p[s + 3], p[s + 4] = os.getpid(), epoch, step, int(phase), bucket
+
+    def on_record(self, record: dict[str, Any]) -> None:
+        record.update(group=self.cfg.group, pid=os.getpid(), epoch=self.epoch)
+        self.log.write(json.dumps(record) + "\n")
+        self.log.flush()
+
+
+def _die_with_parent() -> None:
+    """End this process when the launcher is gone (killed, or its run ended): nobody will
+    collect this run, so do not linger in collectives and quorums until their timeouts."""
+    import multiprocessing
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait_for([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _make_group(cfg: WorkerConfig, observer: _Progress) -> SpareGroup:
+    spec = cfg.spec
+    model = spec.model()
+    optim = spec.optimizer(list(model.parameters()))
+    sched = None if spec.scheduler is None else spec.scheduler(optim)
+    group = SpareGroup(
+        model,
+        optim,
+        Layout.from_stacks(np.asarray(cfg.stacks, dtype=np.int32)),
+        spec.steps,
+        group=cfg.group,
+        scheduler=sched,
+        seed=spec.seed,
+        lighthouse=cfg.lighthouse_addr,
+        store=f"127.0.0.1:{cfg.store_port}",
+        bind="127.0.0.1",
+        backend=cfg.backend,
+        checkpoint_dir=cfg.checkpoint_dir,
+        checkpoint_every=spec.checkpoint_every,
+        collective_timeout=cfg.collective_timeout,
+        heartbeat_interval=cfg.heartbeat_interval,
+        quorum_timeout=cfg.quorum_timeout,
+        quorum_poll=cfg.quorum_poll,
+        bucket_numel=cfg.bucket_numel,
+        observers=[observer, *cfg.observers],
+        verbose=cfg.verbose,
+    )
+    group.membership.epoch = cfg.epoch
+    return group
+
+
+def _restart(group: SpareGroup, cfg: WorkerConfig) -> None:
+    """After a wipe-out: reload the checkpoint the launcher names, join the next epoch."""
+    m = group.membership
+    group._report(Phase.RESTART)
+    m.store.set(f"wipeout/{m.epoch}", json.dumps(list(m.members)))
+    group.collectives.drop()
+    lead = m.lead()
+    group.cur = group.last = None
+    group._pending = None
+    m.reset()
+    group.decider.restart()
+    m.epoch += 1
+    key = f"e{m.epoch}/checkpoint"
+    deadline = time.monotonic() + group.quorum_timeout.total_seconds()
+    while not m.store.check([key]):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"epoch {m.epoch}: the launcher named no checkpoint")
+        time.sleep(0.02)
+    path = m.store.get(key).decode()
+    if path:
+        group._load_checkpoint(path)
+    else:  # no checkpoint survived: start over from the initial weights
+        spec = cfg.spec
+        group.model.load_state_dict(spec.model().state_dict())
+        group.optimizer = spec.optimizer(group.params)
+        group.scheduler = None if spec.scheduler is None else spec.scheduler(group.optimizer)
+        group.committed = 0
+    group._report(Phase.RESTART)
+    if cfg.verbose and lead:
+        print(
+            f"restart {m.epoch}: all groups resume from the checkpoint at step {group.committed}",
+            flush=True,
         )
+    group.recovery.join_all()
 
-    def _write(self, record: dict[str, Any]) -> None:
-        record.update(group=self.me, pid=os.getpid(), epoch=self.epoch)
-        self._log.write(json.dumps(record) + "\n")
-        self._log.flush()
 
-    def _collective_error(self, step: int) -> bool:
-        injector = self.cfg.injector
-        return injector is not None and bool(injector.collective_error(self.me, step))
-
-    def _parent_gone(self) -> bool:
-        # The launcher is gone (killed, or its run ended): nobody will collect this run, so do
-        # not linger in collectives and quorums until their timeouts.
-        return self.parent_sentinel is not None and bool(wait_for([self.parent_sentinel], 0))
-
-    def _check_formed(self) -> None:
-        # A launcher's replacement never rejoins a formed epoch: it is not needed there.
-        key = f"e{self.epoch}/formed"
-        if self.members:
-            return
-        if self.store.check([key]):
-            if self.replica_id not in json.loads(self.store.get(key).decode()):
-                raise Unneeded()
-
-    def start(self, checkpoint: str | None = None) -> SpareGroup:
-        self._started = True
-        self._connect()
-        if self.cfg.rejoin:
-            self._rejoin()
-            return self
-        if checkpoint is not None:
-            self._load_checkpoint(checkpoint)
-        self._join_all()
-        if self.committed == 0 and checkpoint is None and self._lead():
-            self._save_checkpoint()
-        return self
-
-    def restart(self) -> None:
-        """After a wipe-out: reload the checkpoint the launcher names, join the next epoch."""
-        self._report(Phase.RESTART)
-        self.store.set(f"wipeout/{self.epoch}", json.dumps(list(self.members)))
-        self._drop_pg()
-        lead = self._lead()
-        self.cur = self.last = None
-        self._pending = None
-        self.members = ()
-        self.replicas = {}
-        self.ctl.restart()
-        self.history = []
-        self.epoch += 1
-        key = f"e{self.epoch}/checkpoint"
-        deadline = time.monotonic() + self.quorum_timeout.total_seconds()
-        while not self.store.check([key]):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"epoch {self.epoch}: the launcher named no checkpoint")
-            time.sleep(0.02)
-        path = self.store.get(key).decode()
-        if path:
-            self._load_checkpoint(path)
-        else:  # no checkpoint survived: start over from the initial weights
-            fresh = self.spec.model()
-            self.model.load_state_dict(fresh.state_dict())
-            self.optimizer = self.spec.optimizer(self.params)
-            self.scheduler = (
-                None if self.spec.scheduler is None else self.spec.scheduler(self.optimizer)
-            )
-            self.committed = 0
-        self._report(Phase.RESTART)
-        if self.verbose and lead:
-            print(
-                f"restart {self.epoch}: all groups resume from the checkpoint at step "
-                f"{self.committed}",
-                flush=True,
-            )
-        self._join_all()
-
-    def compute(self, step: int, shard_type: int) -> torch.Tensor:
-        inputs, targets = self.spec.shard(step, shard_type)
-        return self.spec.loss(self.model(inputs), targets)
-
-    def write_final(self) -> None:
-        # Every member writes the final parameters (the same values): the run's result must
-        # not depend on one particular member surviving the next milliseconds.
-        path = os.path.join(self.cfg.run_dir, FINAL.format(group=self.me))
-        tmp = f"{path}.tmp"
-        torch.save({"step": self.committed, "model": self.model.state_dict()}, tmp)
-        os.replace(tmp, path)
+def _write_final(group: SpareGroup, cfg: WorkerConfig) -> None:
+    # Every member writes the final parameters (the same values): the run's result must not
+    # depend on one particular member surviving the next milliseconds.
+    path = os.path.join(cfg.run_dir, FINAL.format(group=cfg.group))
+    tmp = f"{path}.tmp"
+    torch.save({"step": group.committed, "model": group.model.state_dict()}, tmp)
+    os.replace(tmp, path)
 
 
 def _run(cfg: WorkerConfig, progress: Any) -> None:
-    group = _LauncherGroup(cfg, progress)
+    _die_with_parent()
+    observer = _Progress(cfg, progress)
+    observer.on_phase(cfg.group, cfg.epoch, 0, Phase.STARTING, 0)
+    spec = cfg.spec
+    group = _make_group(cfg, observer)
+    group._report(Phase.STARTING)
+
+    def compute(step: int, shard_type: int) -> torch.Tensor:
+        inputs, targets = spec.shard(step, shard_type)
+        return spec.loss(group.model(inputs), targets)
+
     try:
-        group.start(cfg.checkpoint)
+        # A launcher's replacement never rejoins a formed epoch: it is not needed there.
+        group._start(cfg.checkpoint, "rejoin" if cfg.rejoin else "form")
         while True:
             try:
                 # The ordinary own loop: SPARe's reduction, then the optimizer and scheduler.
                 while group.step < group.steps:
-                    group.reduce(group.compute)
+                    group.reduce(compute)
                     group.optimizer.step()
                     if group.scheduler is not None:
                         group.scheduler.step()
                     group.step_end()
                 break
             except WipeOutError:
-                group.restart()
-        group.write_final()
+                _restart(group, cfg)
+        _write_final(group, cfg)
     finally:
         group.close()
-        group._log.close()
+        observer.log.close()

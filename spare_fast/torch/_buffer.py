@@ -1,0 +1,119 @@
+"""The named layout of the buffer a step all-reduces.
+
+One flat tensor per step carries, in this order: the gradient sums of every parameter, the
+summed changes of every module buffer, the summed loss, and the join slot (how many times a
+waiting replacement announced itself; only the lowest member writes it, so every member reads
+the same count after the sum). :class:`ReduceLayout` names those fields; nothing else indexes
+the tensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["ReduceLayout"]
+
+
+class ReduceLayout:
+    """Where each field lives in the reduced buffer of a model's parameters and buffers.
+
+    Parameters
+    ----------
+    params : sequence of Tensor
+        The model's parameters, in ``model.parameters()`` order.
+    buffers : sequence of Tensor
+        Its module buffers, in ``model.buffers()`` order.
+    dtype : torch.dtype
+        The buffer's dtype (the parameters').
+
+    Examples
+    --------
+    >>> w = torch.zeros(2, 3)
+    >>> lay = ReduceLayout([w], [], torch.float32)
+    >>> (lay.numel, lay.grads, lay.loss, lay.join)
+    (8, slice(0, 6, None), 6, 7)
+    """
+
+    def __init__(
+        self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], dtype: torch.dtype
+    ) -> None:
+        self.params = list(params)
+        self.buffers = list(buffers)
+        self.dtype = dtype
+        self.n_params = sum(p.numel() for p in self.params)
+        self.n_buffers = sum(b.numel() for b in self.buffers)
+        #: The gradient sums, parameter after parameter.
+        self.grads = slice(0, self.n_params)
+        #: The summed changes of the module buffers, buffer after buffer.
+        self.buffer_deltas = slice(self.n_params, self.n_params + self.n_buffers)
+        #: Index of the summed loss.
+        self.loss = self.n_params + self.n_buffers
+        #: Index of the join slot.
+        self.join = self.loss + 1
+        #: Length of the buffer.
+        self.numel = self.join + 1
+
+    def zeros(self) -> torch.Tensor:
+        """An empty (all-zero) buffer."""
+        return torch.zeros(self.numel, dtype=self.dtype)
+
+    def flat_grads(self) -> torch.Tensor:
+        """The parameters' current gradients, flattened (zeros where a gradient is None)."""
+        return torch.cat(
+            [
+                torch.zeros_like(p).reshape(-1) if p.grad is None else p.grad.reshape(-1)
+                for p in self.params
+            ]
+        )
+
+    def flat_buffers(self, values: Sequence[torch.Tensor] | None = None) -> torch.Tensor | None:
+        """``values`` (the module buffers by default) flattened in the buffer dtype; None if
+        the model has no buffers."""
+        if not self.buffers:
+            return None
+        src = self.buffers if values is None else values
+        return torch.cat([x.detach().reshape(-1).to(self.dtype) for x in src])
+
+    def add_type(
+        self,
+        total: torch.Tensor,
+        start: torch.Tensor | None,
+        loss: torch.Tensor,
+    ) -> None:
+        """Add one computed type to ``total``: the current gradients, the module buffers'
+        change since ``start`` (equal values change by exactly 0), and ``loss``."""
+        total[self.grads] += self.flat_grads()
+        if start is not None:
+            now = self.flat_buffers()
+            assert now is not None
+            total[self.buffer_deltas] += torch.where(
+                now == start, torch.zeros_like(now), now - start
+            )
+        total[self.loss] += loss.detach()
+
+    def apply(self, reduced: torch.Tensor, start: Sequence[torch.Tensor], n: int) -> None:
+        """Set every ``grad`` to its ``sum / n`` and every buffer to ``start + sum / n``
+        (rounded for integer buffers)."""
+        offset = 0
+        for param in self.params:
+            k = param.numel()
+            param.grad = (reduced[offset : offset + k] / n).reshape(param.shape).clone()
+            offset += k
+        with torch.no_grad():
+            for buf, begin in zip(self.buffers, start, strict=True):
+                k = buf.numel()
+                value = begin.to(self.dtype) + (reduced[offset : offset + k] / n).reshape(buf.shape)
+                if not buf.is_floating_point():
+                    value = value.round()
+                buf.copy_(value.to(buf.dtype))
+                offset += k
+
+    def mean_loss(self, reduced: torch.Tensor, n: int) -> float:
+        """The step's global loss ``sum / n``."""
+        return float(reduced[self.loss]) / n
+
+    def waiting(self, reduced: torch.Tensor) -> int:
+        """The join count the lowest member put in the join slot."""
+        return int(reduced[self.join])

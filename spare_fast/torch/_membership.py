@@ -1,0 +1,316 @@
+"""Membership of one SPARe group's process: heartbeat, quorums, the published view, admission.
+
+The torchft lighthouse agrees each membership from the members' heartbeats and quorum
+requests; the run's store carries what every process of an epoch must read the same way:
+
+- ``e{epoch}/formed``: the replica ids of the quorum that formed the epoch (all N groups);
+- ``e{epoch}/view``: the current members, their replica ids, the process-group prefix of the
+  current membership and the members that still need the state;
+- ``e{epoch}/finished``: set once every member committed the last step;
+- ``join/count``: incremented by a waiting replacement; the lowest member reads it once per
+  step and the count travels to every member in the step's sum.
+
+A quorum's participants are checked against this process's own view: a member is counted
+under its own identity only, and a group outside the membership is represented by its lowest
+waiting replacement.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import torch.distributed as dist
+
+from spare_fast.torch._errors import Excluded, RunFinished, Unneeded
+
+__all__ = ["JOIN_KEY", "Membership"]
+
+#: Store key a waiting replacement increments; the lowest member reads it once per step.
+JOIN_KEY = "join/count"
+
+
+def data_of(member: Any) -> dict[str, Any]:
+    """The ``data`` a quorum participant sent, as a dict."""
+    data = member.data
+    return dict(json.loads(data) if isinstance(data, str) else data)
+
+
+class Membership:
+    """This process's view of its run's membership and its link to the lighthouse.
+
+    Parameters
+    ----------
+    group : int
+        This process's group.
+    n_groups : int
+        Groups of the run.
+    lighthouse_addr : str
+        ``http://HOST:PORT`` of the torchft lighthouse.
+    store_addr : tuple of (str, int)
+        Host and port of the run's ``TCPStore``.
+    heartbeat_interval, quorum_timeout, quorum_poll : timedelta
+        Heartbeat period; longest wait for one quorum; how long one quorum request waits.
+    progress : callable
+        ``progress() -> (committed, has_state)``: what this process reports in its quorum
+        requests.
+    """
+
+    def __init__(
+        self,
+        group: int,
+        n_groups: int,
+        lighthouse_addr: str,
+        store_addr: tuple[str, int],
+        heartbeat_interval: timedelta,
+        quorum_timeout: timedelta,
+        quorum_poll: timedelta,
+        progress: Callable[[], tuple[int, bool]],
+    ) -> None:
+        self.me = group
+        self.n_groups = n_groups
+        self.lighthouse_addr = lighthouse_addr
+        self.store_addr = store_addr
+        self.heartbeat_interval = heartbeat_interval
+        self.quorum_timeout = quorum_timeout
+        self.quorum_poll = quorum_poll
+        self.progress = progress
+        self.epoch = 0
+        self.members: tuple[int, ...] = ()
+        self.replicas: dict[int, str] = {}
+        self.prefix = ""
+        self.replica_id = f"g{group}:{os.getpid()}"
+        self.store: Any = None
+        self.lighthouse: Any = None
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ connection
+    def connect(self) -> None:
+        """Connect to the store and the lighthouse; start heartbeating."""
+        from torchft.coordination import LighthouseClient
+
+        host, port = self.store_addr
+        self.store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        self.lighthouse = LighthouseClient(
+            addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10)
+        )
+        self._beat = threading.Thread(target=self._heartbeat, daemon=True)
+        self._beat.start()
+
+    def close(self) -> None:
+        """Stop heartbeating."""
+        self._stop.set()
+
+    def _heartbeat(self) -> None:
+        from torchft.coordination import LighthouseClient
+
+        client = LighthouseClient(addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10))
+        while not self._stop.is_set():
+            try:
+                client.heartbeat(self.replica_id, timeout=timedelta(seconds=5))
+            except Exception:  # noqa: BLE001 - a missed beat is retried; the lighthouse decides
+                pass
+            self._stop.wait(self.heartbeat_interval.total_seconds())
+
+    # ------------------------------------------------------------------ who leads
+    def lead(self) -> bool:
+        """Whether this process is the lowest member."""
+        return bool(self.members) and self.me == self.members[0]
+
+    def lead_after(self, dead: list[int]) -> bool:
+        """Whether this process is the lowest member once ``dead`` are gone."""
+        return self.me == min(g for g in self.members if g not in dead and g in self.replicas)
+
+    # ------------------------------------------------------------------ quorums
+    def _data(self) -> dict[str, Any]:
+        committed, has_state = self.progress()
+        return {
+            "group": self.me,
+            "epoch": self.epoch,
+            "committed": committed if has_state else -1,
+            "state": has_state,
+            "pid": os.getpid(),
+        }
+
+    def quorum(self, shrink_only: bool) -> Any:
+        """Ask the lighthouse for the next quorum.
+
+        Before each request the published view is checked (a shrink-only quorum: this process
+        must still be a member, else :class:`Excluded`) or the epoch's formation (an open
+        quorum before this process is a member: :class:`Unneeded` if the epoch formed without
+        it).
+        """
+        deadline = time.monotonic() + self.quorum_timeout.total_seconds()
+        step = self.quorum_poll.total_seconds()
+        while True:
+            if shrink_only:
+                self.check_view()
+            else:
+                self.check_formed()
+            wait = min(step, max(deadline - time.monotonic(), 0.001))
+            try:
+                return self.lighthouse.quorum(
+                    replica_id=self.replica_id,
+                    timeout=timedelta(seconds=wait),
+                    step=max(self.progress()[0], 0),
+                    shrink_only=shrink_only,
+                    data=self._data(),
+                )
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
+
+    def valid(self, quorum: Any) -> dict[int, dict[str, Any]]:
+        """Participants by group: current members under their own identity, and for each
+        group outside the membership its waiting replacement (the lowest identity)."""
+        out: dict[int, dict[str, Any]] = {}
+        for m in sorted(quorum.participants, key=lambda m: str(m.replica_id)):
+            d = data_of(m)
+            d["replica_id"] = str(m.replica_id)
+            g = int(d["group"])
+            if int(d["epoch"]) != self.epoch:
+                continue
+            if g in self.members:
+                if self.replicas.get(g) == d["replica_id"]:
+                    out[g] = d
+            elif g not in out:
+                out[g] = d
+        return out
+
+    # ------------------------------------------------------------------ the published view
+    def view(self) -> dict[str, Any] | None:
+        """The epoch's published view, or None before the first."""
+        key = f"e{self.epoch}/view"
+        if not self.store.check([key]):
+            return None
+        return dict(json.loads(self.store.get(key).decode()))
+
+    def check_view(self) -> None:
+        """Raise :class:`Excluded` if the published view no longer names this process."""
+        view = self.view()
+        if view is not None and view["replicas"].get(str(self.me)) != self.replica_id:
+            raise Excluded(f"epoch {self.epoch} members are now {view['members']}")
+
+    def check_formed(self) -> None:
+        """Raise :class:`Unneeded` if the epoch formed without this (non-member) process."""
+        key = f"e{self.epoch}/formed"
+        if self.members:  # admission quorums of a formed run: nothing to check
+            return
+        if self.store.check([key]):
+            if self.replica_id not in json.loads(self.store.get(key).decode()):
+                raise Unneeded()
+
+    def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> list[int]:
+        """Take ``valid`` as the membership and publish it; returns the members that need
+        the state. The caller builds the new process group under :attr:`prefix`."""
+        self.members = tuple(sorted(valid))
+        self.replicas = {g: str(valid[g]["replica_id"]) for g in self.members}
+        created = quorum.created
+        self.prefix = f"e{self.epoch}/q{quorum.quorum_id}-{created.seconds}.{created.nanos}"
+        needs = [g for g in self.members if not valid[g]["state"]]
+        view = {
+            "members": list(self.members),
+            "replicas": {str(g): r for g, r in self.replicas.items()},
+            "prefix": self.prefix,
+            "needs": needs,
+        }
+        self.store.set(f"e{self.epoch}/view", json.dumps(view))
+        return needs
+
+    def rank(self) -> int:
+        """This process's rank in the current membership."""
+        return self.members.index(self.me)
+
+    # ------------------------------------------------------------------ forming, admission
+    def formed(self) -> bool:
+        """Whether the current epoch has formed."""
+        return bool(self.store.check([f"e{self.epoch}/formed"]))
+
+    def form(self) -> tuple[Any, dict[int, dict[str, Any]]]:
+        """Start of an epoch: agree a quorum of every group's current process.
+
+        Returns the quorum and its participants by group; publishes the formation.
+        """
+        n = self.n_groups
+        everyone = tuple(range(n))
+        deadline = time.monotonic() + self.quorum_timeout.total_seconds()
+        while True:
+            quorum = self.quorum(shrink_only=False)
+            data = [data_of(m) for m in quorum.participants]
+            groups = tuple(sorted(int(d["group"]) for d in data))
+            if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"epoch {self.epoch}: no quorum of all {n} groups within "
+                    f"{self.quorum_timeout.total_seconds()} s (last: groups {groups})"
+                )
+            # The lighthouse answers a partial quorum at once while the others start up: do
+            # not spin on it.
+            time.sleep(0.01)
+        ids = sorted(str(m.replica_id) for m in quorum.participants)
+        self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
+        valid = {}
+        for m in quorum.participants:
+            d = data_of(m)
+            d["replica_id"] = str(m.replica_id)
+            valid[int(d["group"])] = d
+        return quorum, valid
+
+    def wait_admission(self) -> list[int]:
+        """A replacement: announce itself until the survivors admit it at a step boundary.
+
+        Takes the admitting view (members, replicas, prefix); returns the members that need
+        the state.
+        """
+        deadline = time.monotonic() + self.quorum_timeout.total_seconds()
+        while True:
+            view = self.view()
+            # The view may still name this group's dead process: the survivors have not found
+            # it dead yet (they do at their next collective). Admission comes after that.
+            if view is not None and view["replicas"].get(str(self.me)) == self.replica_id:
+                break
+            if self.store.check([f"e{self.epoch}/finished"]):
+                raise RunFinished(
+                    f"group {self.me}: the run finished before this process was admitted"
+                )
+            try:
+                self.lighthouse.quorum(
+                    replica_id=self.replica_id,
+                    timeout=timedelta(seconds=0.25),
+                    step=0,
+                    shrink_only=False,
+                    data=self._data(),
+                )
+            except TimeoutError:
+                pass
+            # The request stays registered at the lighthouse after it timed out; tell the
+            # survivors it waits, so that their next step boundary admits it.
+            self.store.add(JOIN_KEY, 1)
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
+                )
+        self.members = tuple(int(g) for g in view["members"])
+        self.replicas = {int(g): str(r) for g, r in view["replicas"].items()}
+        self.prefix = str(view["prefix"])
+        return [int(g) for g in view["needs"]]
+
+    def join_count(self) -> int:
+        """How many times a replacement announced it waits (read by the lowest member)."""
+        return int(self.store.add(JOIN_KEY, 0))
+
+    def finish(self, committed: int) -> None:
+        """Publish that every member committed ``committed`` steps."""
+        self.store.set(f"e{self.epoch}/finished", str(committed))
+
+    def reset(self) -> None:
+        """Leave the membership (before a restart's next epoch)."""
+        self.members = ()
+        self.replicas = {}

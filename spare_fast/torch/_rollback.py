@@ -1,0 +1,94 @@
+"""The step in flight and what it takes to redo it (the one-step rollback).
+
+A gloo all-reduce can complete on some ranks and fail on others when a peer dies inside it.
+A member that committed step ``s`` while a survivor did not restores the :class:`Snapshot` it
+took before step ``s``'s update, and every member redoes step ``s`` together.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from spare_fast.torch._types import EventRecord
+
+__all__ = ["Snapshot", "StepState"]
+
+
+@dataclass
+class Snapshot:
+    """The model, optimizer and scheduler state from before a step's update (deep copies)."""
+
+    model: dict[str, Any]
+    optimizer: dict[str, Any]
+    scheduler: dict[str, Any] | None
+
+    @classmethod
+    def take(cls, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> Snapshot:
+        """Copy the current state of ``model``, ``optimizer`` and ``scheduler`` (or None)."""
+        return cls(
+            model=copy.deepcopy(model.state_dict()),
+            optimizer=copy.deepcopy(optimizer.state_dict()),
+            scheduler=None if scheduler is None else copy.deepcopy(scheduler.state_dict()),
+        )
+
+    def restore(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
+        """Load the copied state back."""
+        model.load_state_dict(self.model)
+        optimizer.load_state_dict(self.optimizer)
+        if scheduler is not None and self.scheduler is not None:
+            scheduler.load_state_dict(self.scheduler)
+
+
+@dataclass
+class StepState:
+    """One step in flight: what this process computed and what it needs to redo it.
+
+    Attributes
+    ----------
+    step : int
+        The step.
+    depth : int
+        The controller's depth when it began.
+    comp : numpy.ndarray
+        ``comp[t]``: the group whose partial sum holds type ``t`` this step (patched in place
+        when a failure moves a type).
+    local : Tensor
+        This process's partial sum, laid out by :class:`~spare_fast.torch._buffer.ReduceLayout`.
+    computed : list of int
+        The types this process summed into ``local``.
+    buffers : list of Tensor
+        The module buffers at the start of the step.
+    before : Snapshot
+        The state before the step's update.
+    events : list of EventRecord
+        Membership events decided while the step was in flight.
+    """
+
+    step: int
+    depth: int
+    comp: np.ndarray
+    local: torch.Tensor
+    computed: list[int]
+    buffers: list[torch.Tensor]
+    before: Snapshot
+    events: list[EventRecord] = field(default_factory=list)
+
+    def record(self, members: tuple[int, ...], loss: float) -> dict[str, Any]:
+        """The commit record of this step (one line of a worker's record file)."""
+        return {
+            "kind": "step",
+            "step": self.step,
+            "depth": self.depth,
+            "members": list(members),
+            "events": [asdict(e) for e in self.events],
+            "computed": sorted(self.computed),
+            "assigned": [int(g) for g in self.comp],
+            "loss": loss,
+            "committed_at": time.monotonic(),
+        }

@@ -1,0 +1,468 @@
+"""Test harnesses of the PyTorch executor (imported by tests/test_torch_*.py).
+
+- :class:`LoopRun` and :func:`loop_worker`: a lighthouse and a store in the test process and
+  own-loop :class:`~spare_fast.torch.SpareGroup` workers as processes;
+- :class:`Chaos` and :class:`Trigger`: seeded random signals by PID;
+- :func:`gloo_backend`: a user-style backend factory; :class:`FailingIn`: a model builder that
+  crashes in one group; :func:`slow_shard`: a shard that takes 20 ms.
+
+Faults inside a worker come from a fault-injecting collective backend
+(:class:`~spare_fast.torch.testing.Injector`); no production object carries a test hook.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from spare_fast.torch import Phase
+from spare_fast.torch._observer import Observer
+from spare_fast.torch._types import WorkerState
+from spare_fast.torch.testing import (
+    Injector,
+    PlannedFaults,
+    SignalSent,
+    Watcher,
+    alive_pids,
+    ddp_step_seconds,
+    max_rel_diff,
+    reference_params,
+)
+
+__all__ = [
+    "Chaos",
+    "FailingIn",
+    "GLOO_BUILT",
+    "Injector",
+    "LoopConfig",
+    "LoopRun",
+    "PlannedFaults",
+    "SignalSent",
+    "Trigger",
+    "Watcher",
+    "alive_pids",
+    "ddp_step_seconds",
+    "gloo_backend",
+    "loop_worker",
+    "max_rel_diff",
+    "reference_params",
+    "slow_shard",
+]
+
+
+#: Phases a random :class:`Chaos` trigger can wait for; None: any moment.
+_TARGETS: tuple[tuple[Phase, ...] | None, ...] = (
+    None,
+    None,
+    (Phase.COMPUTE,),
+    (Phase.ALLREDUCE,),
+    (Phase.CHECKPOINT,),
+    (Phase.RECOVER,),
+    (Phase.STARTING, Phase.JOIN, Phase.RESTART),
+)
+
+
+@dataclass
+class Trigger:
+    """One :class:`Chaos` event: when to strike, with what, at whom.
+
+    It fires once, ``delay`` seconds after it first sees a worker that reports step ``step``
+    or later, epoch ``min_epoch`` or later, in one of ``phases`` (any phase when None).
+
+    Attributes:
+        step: Earliest step.
+        phases: Phases to wait for.
+        sig: Signal to send.
+        victims: How many workers to hit at once (the one seen first plus random others), or
+            the exact groups to hit.
+        min_epoch: Earliest epoch (1: only during or after the first restart).
+        delay: Seconds between seeing the moment and sending.
+        fired: Whether it has fired.
+        groups: The groups it hit.
+    """
+
+    step: int
+    phases: tuple[Phase, ...] | None
+    sig: signal.Signals
+    victims: int | tuple[int, ...] = 1
+    min_epoch: int = 0
+    delay: float = 0.0
+    fired: bool = False
+    groups: list[int] = field(default_factory=list)
+    _seen_at: float | None = None
+
+
+class Chaos(Watcher):
+    """Random signals to random workers by PID at random moments, seeded.
+
+    Each of ``n_triggers`` random triggers picks a step in ``[0, steps)``, a phase to wait for
+    (any, compute, all-reduce, checkpoint write, recovery, or an epoch's start or restart), a
+    delay in ``[0, max_delay)`` seconds and one of ``signals``, and hits one worker or (with
+    probability ``p_multi``) several at once. ``triggers`` adds chosen ones. A trigger that
+    never sees its moment never fires; :attr:`sent` records what was sent, each with the state
+    its victim reported at that moment.
+
+    Args:
+        trainer: The trainer whose run is watched.
+        seed: Seed of all the random choices.
+        n_triggers: How many random triggers.
+        steps: Steps of the run (the range of trigger steps).
+        signals: The signals to choose from.
+        p_multi: Chance that a random trigger hits several workers at once.
+        max_delay: Upper end of the random delays.
+        triggers: Extra triggers, used as given.
+
+    Examples:
+        >>> with Chaos(trainer, seed=3, steps=8) as chaos:  # doctest: +SKIP
+        ...     result = trainer.run()
+    """
+
+    def __init__(
+        self,
+        trainer: Any,
+        seed: int,
+        *,
+        n_triggers: int = 2,
+        steps: int = 8,
+        signals: Sequence[signal.Signals] = (signal.SIGKILL, signal.SIGTERM, signal.SIGSEGV),
+        p_multi: float = 0.3,
+        max_delay: float = 0.05,
+        triggers: Sequence[Trigger] = (),
+    ) -> None:
+        super().__init__(trainer)
+        rng = random.Random(seed)
+        n = trainer.layout.n_groups
+        self.rng = rng
+        self.triggers = [
+            Trigger(
+                step=rng.randrange(steps),
+                phases=rng.choice(_TARGETS),
+                sig=rng.choice(list(signals)),
+                victims=rng.randint(2, n) if rng.random() < p_multi else 1,
+                delay=rng.uniform(0.0, max_delay),
+            )
+            for _ in range(n_triggers)
+        ]
+        self.triggers.extend(triggers)
+
+    def tick(self, states: dict[int, WorkerState]) -> None:
+        now = time.monotonic()
+        # A process already signalled is dead or dying (its group's state shows it until a
+        # replacement reports): a second signal to it would only race the first one.
+        signalled = {x.pid for x in self.sent}
+        states = {g: s for g, s in states.items() if s.pid not in signalled}
+        if not states:
+            return
+        for trig in self.triggers:
+            if trig.fired:
+                continue
+            ready = [
+                s
+                for s in states.values()
+                if s.step >= trig.step
+                and s.epoch >= trig.min_epoch
+                and (trig.phases is None or s.phase in trig.phases)
+            ]
+            if trig._seen_at is None:
+                if not ready:
+                    continue
+                trig._seen_at = now
+            if now - trig._seen_at < trig.delay:
+                continue
+            if isinstance(trig.victims, tuple):
+                victims = [states[g] for g in trig.victims if g in states]
+            else:
+                pool = ready or list(states.values())
+                first = self.rng.choice(pool)
+                others = [s for s in states.values() if s.group != first.group]
+                victims = [first, *self.rng.sample(others, min(trig.victims - 1, len(others)))]
+            trig.fired = True
+            for s in victims:
+                trig.groups.append(s.group)
+                self.send(s, trig.sig)
+            return  # one trigger per poll: the next sees the states after this one
+
+
+class FailingIn:
+    """A model builder that raises in the worker of one group (a deterministic crash).
+
+    Workers are named ``spare-g<group>`` (``multiprocessing.current_process().name``); this
+    builder raises :class:`RuntimeError` there and builds ``builder()`` everywhere else,
+    including in the test process.
+
+    Args:
+        group: The group whose worker crashes.
+        builder: The model builder to call otherwise.
+    """
+
+    def __init__(self, group: int, builder: Any) -> None:
+        self.group = int(group)
+        self.builder = builder
+
+    def __call__(self) -> torch.nn.Module:
+        import multiprocessing
+
+        if multiprocessing.current_process().name == f"spare-g{self.group}":
+            raise RuntimeError(f"model builder fails in group {self.group} (test crash)")
+        return self.builder()
+
+
+def slow_shard(step: int, shard_type: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`spare_fast.torch.mlp.synthetic_shard` after a 20 ms pause: a run that lasts."""
+    from spare_fast.torch import mlp
+
+    return mlp.paused_shard(0.02, step, shard_type)
+
+
+# ---------------------------------------------------------------------- own-loop harness
+@dataclass(frozen=True)
+class LoopConfig:
+    """What one own-loop test process runs (pickled to it): the MLP task of :mod:`.mlp`.
+
+    Attributes:
+        group: The SPARe group of the process.
+        slot: Its slot in the harness's progress array.
+        stacks: The layout's stacks.
+        steps: Steps of the run.
+        lighthouse: Lighthouse address.
+        store: ``HOST:PORT`` of the run's store.
+        bind: Address the collectives bind to.
+        out: Folder for the final parameters and the events.
+        pause: Seconds of extra work per step (so a test can act between steps).
+        slow_heal: Seconds a heal source takes to pack the state (a large model's transfer):
+            long enough for a signal sent when it reports :attr:`Phase.HEAL` to land inside.
+    """
+
+    group: int
+    slot: int
+    stacks: list[list[int]]
+    steps: int
+    lighthouse: str
+    store: str
+    bind: str
+    out: str
+    pause: float = 0.0
+    slow_heal: float = 0.0
+    backend: Any = "gloo"
+
+
+def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
+    """A backend factory for :class:`~spare_fast.torch.SpareGroup`: gloo bound to ``host``.
+
+    The shape of a user's own backend (``functools.partial(gloo_backend, host="...")``
+    pickles by reference). Every process group it builds is counted in ``GLOO_BUILT``.
+    """
+    import torch.distributed as dist
+
+    opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # stub lacks it
+    opts._timeout = timeout
+    opts._devices = [dist.ProcessGroupGloo.create_device(hostname=host)]
+    GLOO_BUILT.append((rank, size))
+    return dist.ProcessGroupGloo(store, rank, size, opts)
+
+
+#: ``(rank, size)`` of each process group :func:`gloo_backend` built in this process.
+GLOO_BUILT: list[tuple[int, int]] = []
+
+
+#: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
+LOOP_SLOTS = 3
+
+
+def loop_worker(cfg: LoopConfig, progress: Any) -> None:
+    """A user's own loop on :class:`~spare_fast.torch.SpareGroup` (the MLP task, SGD).
+
+    Reports ``(pid, step, phase)`` in its slot of ``progress`` (a test-only subclass hook) and
+    writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``.
+    """
+    import json
+
+    import numpy as np
+
+    from spare_fast.layout import Layout
+    from spare_fast.torch import mlp
+    from spare_fast.torch._group import SpareGroup
+
+    torch.set_num_threads(1)
+    base = cfg.slot * LOOP_SLOTS
+
+    class Reporting(Observer):
+        def on_phase(self, group: int, epoch: int, step: int, phase: Phase, bucket: int) -> None:
+            progress[base], progress[base + 1], progress[base + 2] = os.getpid(), step, int(phase)
+            if phase is Phase.HEAL:
+                time.sleep(cfg.slow_heal)  # a large model's transfer
+
+    model = mlp.build_mlp()
+    optim = mlp.make_sgd(model.parameters())
+
+    def compute(step: int, shard_type: int) -> torch.Tensor:
+        x, y = mlp.synthetic_shard(step, shard_type)
+        return mlp.mse_loss(model(x), y)
+
+    reporting = Reporting()
+    group = SpareGroup(
+        model,
+        optim,
+        Layout.from_stacks(np.asarray(cfg.stacks, dtype=np.int32)),
+        cfg.steps,
+        group=cfg.group,
+        lighthouse=cfg.lighthouse,
+        store=cfg.store,
+        bind=cfg.bind,
+        backend=cfg.backend,
+        collective_timeout=5.0,
+        quorum_timeout=30.0,
+        quorum_poll=0.5,
+        observers=[reporting],
+    )
+    reporting.on_phase(cfg.group, 0, 0, Phase.STARTING, 0)
+    code = 0
+    try:
+        group.start()
+        while group.step < cfg.steps:
+            group.reduce(compute)
+            optim.step()
+            time.sleep(cfg.pause)
+            group.step_end()
+        tag = f"g{cfg.group}-p{os.getpid()}"
+        torch.save(model.state_dict(), os.path.join(cfg.out, f"final-{tag}.pt"))
+        with open(os.path.join(cfg.out, f"events-{tag}.json"), "w", encoding="utf-8") as fh:
+            json.dump(
+                {
+                    "events": [e.__dict__ for e in group.events],
+                    "groups_built": GLOO_BUILT,
+                    "depth": group.depth,
+                },
+                fh,
+            )
+        reporting.on_phase(cfg.group, 0, cfg.steps, Phase.FINISH, 0)
+    except BaseException:  # noqa: BLE001 - reported, then the process ends with code 1
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        group.close()
+    # As the launcher's workers: no interpreter teardown (torchft's runtime aborts in it).
+    os._exit(code)
+
+
+class LoopRun:
+    """Test harness: a lighthouse and a store in this process, own-loop workers as processes.
+
+    Processes are forks of a fork server that imported torch once. :meth:`start` starts a
+    process for a group (a first one or a replacement) and returns its slot; :meth:`state`
+    reads ``(pid, step, phase)`` of a slot; :meth:`kill` sends SIGKILL by PID, from outside.
+
+    Args:
+        layout: The run's layout.
+        steps: Steps of the run.
+        out: Folder for the workers' results.
+        host: Loopback address everything binds to.
+        pause: Extra seconds per step in every worker.
+        heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
+        backend: The workers' collective backend (``"gloo"`` or a picklable factory).
+    """
+
+    def __init__(
+        self,
+        layout: Any,
+        steps: int,
+        out: str,
+        host: str = "127.0.0.2",
+        pause: float = 0.05,
+        heartbeat_timeout: float = 1.0,
+        backend: Any = "gloo",
+    ) -> None:
+        import multiprocessing
+
+        from spare_fast.torch._serve import serve
+
+        self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
+        self.backend = backend
+        self.service = serve(
+            host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
+        )
+        self.lighthouse_addr = self.service.lighthouse_addr
+        self.store = self.service.store
+        self.ctx = multiprocessing.get_context("forkserver")
+        self.ctx.set_forkserver_preload(
+            [
+                "torch",
+                "torch._dynamo",
+                "torch.distributed",
+                "numpy",
+                "torchft.coordination",
+                "spare_fast.torch",
+            ]
+        )
+        self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
+        self.procs: list[tuple[int, Any]] = []
+
+    def start(self, group: int, slow_heal: float = 0.0) -> int:
+        """Start a process for ``group``; returns its slot."""
+        slot = len(self.procs)
+        cfg = LoopConfig(
+            group,
+            slot,
+            self.layout.stacks.tolist(),
+            self.steps,
+            self.lighthouse_addr,
+            f"{self.host}:{self.store.port}",
+            self.host,
+            self.out,
+            self.pause,
+            slow_heal,
+            self.backend,
+        )
+        proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
+        proc.start()
+        self.procs.append((group, proc))
+        return slot
+
+    def state(self, slot: int) -> tuple[int, int, Phase]:
+        """``(pid, step, phase)`` the process in ``slot`` last reported."""
+        b = slot * LOOP_SLOTS
+        return int(self.progress[b]), int(self.progress[b + 1]), Phase(self.progress[b + 2])
+
+    def wait(self, until: Any, timeout: float = 60.0) -> None:
+        """Poll ``until()`` every millisecond; TimeoutError after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"condition not met within {timeout} s")
+            time.sleep(0.001)
+
+    def kill(self, slot: int) -> int:
+        """SIGKILL the process in ``slot`` by its PID; returns the PID."""
+        pid = self.state(slot)[0]
+        os.kill(pid, signal.SIGKILL)
+        return pid
+
+    def join(self, timeout: float = 90.0) -> dict[int, int | None]:
+        """Wait for every process; exit codes by slot."""
+        deadline = time.monotonic() + timeout
+        for _, proc in self.procs:
+            proc.join(max(deadline - time.monotonic(), 0.1))
+        return {i: proc.exitcode for i, (_, proc) in enumerate(self.procs)}
+
+    def close(self) -> None:
+        """Kill what still runs and stop the lighthouse."""
+        for _, proc in self.procs:
+            if proc.exitcode is None:
+                proc.kill()
+            proc.join()
+        self.service.shutdown()
+
+    def __enter__(self) -> LoopRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -25,8 +25,8 @@ from datetime import timedelta
 from typing import Any
 
 from spare_fast.layout import Layout
+from spare_fast.torch._faults import PlannedFaults, SpuriousErrors
 from spare_fast.torch._observer import Observer, Observers
-from spare_fast.torch._planned import PlannedFaults, SpuriousErrors
 from spare_fast.torch._records import holds_run
 from spare_fast.torch._supervisor import Supervisor
 from spare_fast.torch._types import (

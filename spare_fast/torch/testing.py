@@ -7,7 +7,7 @@ dicts; :func:`ddp_step_seconds` times plain ``DistributedDataParallel`` on the s
 :class:`PlannedFaults` (and its base :class:`Watcher`) read the progress the workers report
 (:meth:`~spare_fast.torch.SpareTrainer.workers`) from a thread of the launcher's process and
 send real signals to their PIDs. :data:`Injector` is
-:class:`~spare_fast.torch._planned.SpuriousErrors`, a fault-injecting collective backend.
+:class:`~spare_fast.torch._faults.SpuriousErrors`, a fault-injecting collective backend.
 The repository's test harnesses (own-loop runs, seeded chaos) live in its ``tests`` folder.
 
 Examples
@@ -27,8 +27,8 @@ from typing import Any
 
 import torch
 
-from spare_fast.torch._planned import PlannedFaults, SignalSent, Watcher
-from spare_fast.torch._planned import SpuriousErrors as Injector
+from spare_fast.torch._faults import PlannedFaults, SignalSent, Watcher
+from spare_fast.torch._faults import SpuriousErrors as Injector
 from spare_fast.torch._types import TrainSpec, type_seed
 
 __all__ = [

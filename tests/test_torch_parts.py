@@ -1,0 +1,64 @@
+"""The executor's collaborators on their own: the reduced buffer's layout, the served
+lighthouse and store, the fault-injecting backend's plan. No worker processes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
+    pytest.skip("torchft is not installed", allow_module_level=True)
+os.environ.setdefault("RUST_LOG", "warn")
+
+from spare_fast.torch import Fault, Phase  # noqa: E402
+from spare_fast.torch._buffer import ReduceLayout  # noqa: E402
+from spare_fast.torch._serve import ServeError, serve  # noqa: E402
+from spare_fast.torch.testing import Injector  # noqa: E402
+
+
+def test_reduce_layout_names_every_field_and_applies_the_mean() -> None:
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.BatchNorm1d(3)).double()
+    params, buffers = list(model.parameters()), list(model.buffers())
+    lay = ReduceLayout(params, buffers, torch.float64)
+    n_p, n_b = sum(p.numel() for p in params), sum(b.numel() for b in buffers)
+    assert (lay.grads, lay.buffer_deltas) == (slice(0, n_p), slice(n_p, n_p + n_b))
+    assert (lay.loss, lay.join, lay.numel) == (n_p + n_b, n_p + n_b + 1, n_p + n_b + 2)
+    start = [b.detach().clone() for b in buffers]
+    reduced = torch.arange(lay.numel, dtype=torch.float64)
+    reduced[lay.join] = 3.0
+    lay.apply(reduced, start, 2)
+    assert torch.equal(params[0].grad.reshape(-1), reduced[: params[0].numel()] / 2)
+    assert lay.mean_loss(reduced, 2) == float(lay.loss) / 2 and lay.waiting(reduced) == 3
+    # The integer buffer (num_batches_tracked) takes its start plus the rounded mean change.
+    tracked = buffers[-1]
+    assert tracked.dtype == torch.int64
+    assert int(tracked) == int(start[-1]) + round(float(reduced[lay.buffer_deltas][-1]) / 2)
+
+
+def test_serve_binds_both_services_to_the_given_host_only() -> None:
+    with serve("127.0.0.3") as service:
+        assert service.lighthouse_addr.startswith("http://127.0.0.3:")
+        assert service.store_addr == f"127.0.0.3:{service.store_port}"
+        client = torch.distributed.TCPStore("127.0.0.3", service.store_port)
+        client.set("k", "v")
+        assert service.store.get("k") == b"v"
+        with pytest.raises(ConnectionRefusedError):  # not on another loopback address
+            socket.create_connection(("127.0.0.4", service.store_port), timeout=5).close()
+        # The store's port is taken now: a second service there is refused, naming the store.
+        with pytest.raises(ServeError, match=f"port {service.store_port}") as err:
+            serve("127.0.0.3", store_port=service.store_port)
+        assert err.value.what == "store"
+
+
+def test_injector_plans_one_spurious_error_per_fault() -> None:
+    plan = Injector([Fault(1, 3)], delay=0.0)
+    plan.on_phase(1, 0, 3, Phase.COMPUTE, 0)
+    assert not plan.due()  # only during the step's all-reduce
+    plan.on_phase(1, 0, 3, Phase.ALLREDUCE, 2)
+    assert plan.due()
+    plan.on_phase(0, 0, 3, Phase.ALLREDUCE, 2)
+    assert not plan.due()  # another group

@@ -42,9 +42,9 @@
 // (State::room_bits_, kept with the labels). A type's holders are taken in chunks of 8:
 // their labels are loaded first, all at once (independent misses overlap), then decided on.
 // A queue entry carries its node's label (labels do not change during a search). It writes
-// nothing per queued node: the queue is lazy (a node is queued once per improving edge, and settled by
-// its first entry popped), a type's holders are queued after all of them are seen and only
-// if still below the best distance, and most queued nodes are never popped. Settled nodes
+// nothing per queued node: the queue is lazy (a node is queued once per improving edge, and
+// settled by its first entry popped), a type's holders are queued after all of them are seen
+// and only if still below the best distance, and most queued nodes are never popped. Settled nodes
 // are kept in a bitmap that stays in cache. Queueing a node prefetches what expanding it
 // reads first.
 //

@@ -63,9 +63,10 @@
 //
 // Thread safety. A Controller is a plain value (a copy is independent, deep): not internally
 // synchronised, so drive one controller from one thread at a time (distinct controllers are
-// independent; `solve` is reentrant). The Python binding serialises the calls on one controller with a mutex.
-// snapshot() is const but resets the search's distance labels (a cache, see "Snapshots"), so
-// it too must not run concurrently with another call on the same controller.
+// independent; `solve` is reentrant). The Python binding serialises the calls on one
+// controller with a mutex. snapshot() is const but resets the search's distance labels (a
+// cache, see "Snapshots"), so it too must not run concurrently with another call on the same
+// controller.
 //
 // Snapshots. snapshot() writes a binary image (magic, version, the layout, the state, an
 // opaque caller `meta` string, an FNV-1a checksum against accidental corruption). restore()

@@ -66,7 +66,6 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   impl_->initial_decision();
 }
 
-Controller::Controller(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Controller::Controller(const Controller& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
 Controller& Controller::operator=(const Controller& other) {
   if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);

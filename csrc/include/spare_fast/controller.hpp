@@ -206,7 +206,6 @@ class Controller {
   // The state, the searches and the event logic (csrc/src/controller_impl.hpp). One pointer
   // per event: every search works on the state directly.
   struct Impl;
-  explicit Controller(std::unique_ptr<Impl> impl);
   // fail_into without the validation and the clock: fail_each validates the whole sequence
   // once and times each event from one clock reading to the next.
   void decide_failure(Span<Index> groups, Decision& d);

@@ -286,17 +286,17 @@ void Controller::Impl::finish(Decision& d, bool ok) {
   d.phase = d.swaps == 0 ? 0 : 2;
 }
 
+// Written here rather than as an Impl method that this one calls: a function whose only
+// effects are cache hints has no observable effect, so the compiler may drop a call to it
+// that it can see (GCC does, within one file); fail_each's calls come from another file.
 void Controller::prefetch_failure(std::int32_t g, int stage) const {
-  impl_->prefetch_failure(g, stage);
-}
-
-void Controller::Impl::prefetch_failure(std::int32_t g, int stage) const {
-  if (g < 0 || g >= n_groups_) return;
-  // A failure reads only g's top depth_ layers (the types it may provide).
-  const auto H = static_cast<std::size_t>(height_);
-  const std::size_t top = std::min(H, static_cast<std::size_t>(depth_));
+  const Impl& st = *impl_;
+  if (g < 0 || g >= st.n_groups_) return;
+  // A failure reads only g's top depth layers (the types it may provide).
+  const auto H = static_cast<std::size_t>(st.height_);
+  const std::size_t top = std::min(H, static_cast<std::size_t>(st.depth_));
   if (top == 0) return;
-  const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
+  const std::int32_t* row = st.stacks_.data() + static_cast<std::size_t>(g) * H;
   if (stage == 0) {
     prefetch(row);
     prefetch(row + top - 1);
@@ -306,9 +306,9 @@ void Controller::Impl::prefetch_failure(std::int32_t g, int stage) const {
     // The types g provides, displaced by its failure: their holder slots are read next, and
     // the search for a new provider starts from their labels.
     const auto t = static_cast<std::size_t>(row[l]);
-    prefetch(assign_.data() + t);
-    prefetch_holder_slots(static_cast<std::int32_t>(t));
-    if (!label_.empty()) prefetch(label_.data() + t);
+    prefetch(st.assign_.data() + t);
+    st.prefetch_holder_slots(static_cast<std::int32_t>(t));
+    if (!st.label_.empty()) prefetch(st.label_.data() + t);
   }
 }
 

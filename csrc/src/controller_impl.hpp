@@ -29,7 +29,6 @@ struct Controller::Impl : detail::State {
   void decide_failure(Span<Index> groups, Decision& d);
   Decision rejoin(Span<Index> groups);
   Decision restart();
-  void prefetch_failure(std::int32_t g, int stage) const;
 
   // Runs the depth search from `s_min` and the min-cost assignment; keeps stacks as the
   // "before" reference. Returns false on wipe-out (some type has no alive holder).

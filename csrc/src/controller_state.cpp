@@ -68,15 +68,6 @@ void State::set_all_alive() {
   n_alive_ = n_groups_;
 }
 
-bool State::type_held(std::int32_t t) const {
-  const auto R = static_cast<std::size_t>(redundancy_);
-  const std::size_t k0 = static_cast<std::size_t>(t) * R;
-  for (std::size_t k = k0; k < k0 + R; ++k) {
-    if (is_alive(slot_group(k))) return true;
-  }
-  return false;
-}
-
 bool State::every_type_held() const {
   for (std::int32_t t = 0; t < n_types_; ++t) {
     if (!type_held(t)) return false;

@@ -162,7 +162,14 @@ struct State {
   // ---- Liveness and room ------------------------------------------------------------------
   // True when type t has an alive holder; every_type_held() for all types (no wipe-out),
   // O(T * R).
-  bool type_held(std::int32_t t) const;
+  bool type_held(std::int32_t t) const {
+    const auto R = static_cast<std::size_t>(redundancy_);
+    const std::size_t k0 = static_cast<std::size_t>(t) * R;
+    for (std::size_t k = k0; k < k0 + R; ++k) {
+      if (is_alive(slot_group(k))) return true;
+    }
+    return false;
+  }
   bool every_type_held() const;
   void set_all_alive();
   bool is_alive(std::int32_t g) const {

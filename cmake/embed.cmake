@@ -1,5 +1,5 @@
-# Embedding the decision core: the installable CMake package, the C example's test and the
-# batch binding. Included once, at the end of the top-level CMakeLists.txt.
+# Embedding the decision core: the installable CMake package and the C example's test.
+# Included once, at the end of the top-level CMakeLists.txt.
 #
 # `cmake --install` (and the wheel, through scikit-build-core) installs the headers, the static
 # library spare_fast_core and a CMake package, so that another project builds against it with
@@ -53,11 +53,6 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/spare_fastConfigVer
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/spare_fastConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/spare_fastConfigVersion.cmake
   DESTINATION ${SPARE_FAST_INSTALL_CMAKEDIR})
-
-# The batch binding lives in its own file; the extension compiles it with the module.
-if(TARGET _core)
-  target_sources(_core PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/csrc/python/register_batch.cpp)
-endif()
 
 # The C ABI example is a C program: built and run as a test (under the sanitizers when
 # SPARE_FAST_SANITIZE is on, since those flags apply to every target of this directory).

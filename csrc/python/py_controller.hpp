@@ -1,27 +1,39 @@
-// What the binding files share about spare_fast._core.Controller.
+// What the controller's binding files share (register_controller.cpp, controller_batch.cpp).
 //
-// The Python class holds the C++ controller plus a mutex: one controller driven from several
-// threads stays consistent, and independent controllers never contend. The type lives in a
-// named namespace (not an anonymous one) so that every binding file that reopens the class
-// sees the same C++ type.
+// The Python class spare_fast._core.Controller holds the C++ controller plus a mutex: one
+// controller driven from several threads stays consistent, and independent controllers never
+// contend. register_controller defines the whole class, the batch calls included.
 #pragma once
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 
+#include "buffer.hpp"
 #include "spare_fast/controller.hpp"
 
-namespace spare_fast_python {
+namespace spare_fast::python {
 
 struct PyController {
-  std::unique_ptr<spare_fast::Controller> ctl;
+  std::unique_ptr<Controller> ctl;
   std::mutex mutex;
 };
 
-}  // namespace spare_fast_python
+// Runs f(controller) with the GIL released and the controller's mutex held. Safe: f touches
+// only C++-owned memory (the controller and private copies of the inputs).
+template <class F>
+auto locked(PyController& self, F&& f) {
+  py::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(self.mutex);
+  return f(*self.ctl);
+}
 
-// Adds Controller._fail_each (csrc/python/register_batch.cpp); call after the Controller class
-// is registered.
-void register_batch(pybind11::module_& m);
+// Controller._fail_each (controller_batch.cpp): fails `groups` one at a time in order and
+// returns the per-event columns (status, depth, moves, swaps, full_solve, seconds, patch,
+// patch_event) as numpy arrays over the C++ vectors.
+py::tuple fail_each_columns(PyController& self, const CArray<Index>& groups,
+                            bool stop_at_wipeout);
+
+}  // namespace spare_fast::python

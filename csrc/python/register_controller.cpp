@@ -29,18 +29,6 @@ namespace spare_fast::python {
 
 namespace {
 
-// The controller plus its mutex (py_controller.hpp: shared with register_batch.cpp).
-using spare_fast_python::PyController;
-
-// Runs f(controller) with the GIL released and the controller's mutex held. Safe: f touches
-// only C++-owned memory (the controller and private copies of the inputs).
-template <class F>
-auto locked(PyController& self, F&& f) {
-  py::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(self.mutex);
-  return f(*self.ctl);
-}
-
 void check_cost_shape(const std::optional<CArray<Cost>>& move_cost, const py::array& stacks) {
   if (move_cost && (move_cost->ndim() != 2 || move_cost->shape(0) != stacks.shape(0) ||
                     move_cost->shape(1) != stacks.shape(1))) {
@@ -152,6 +140,9 @@ void register_controller(py::module_& m) {
             return to_numpy(std::move(v), {static_cast<py::ssize_t>(v.size())}, false);
           },
           py::arg("event"))
+      .def("_fail_each", &fail_each_columns, py::arg("groups"), py::arg("stop_at_wipeout") = true,
+           "Fail groups one at a time in order; returns (status, depth, moves, swaps, "
+           "full_solve, seconds, patch, patch_event). See spare_fast.Controller.fail_each.")
       // Fixed at construction: no lock needed.
       .def_property_readonly("n_groups", [](PyController& s) { return s.ctl->n_groups(); })
       .def_property_readonly("n_types", [](PyController& s) { return s.ctl->n_types(); })

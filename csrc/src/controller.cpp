@@ -1,24 +1,24 @@
+// Controller (controller.hpp): the events, the full solve and the stack reordering. The searches
+// they call live in their own files (controller_dijkstra.cpp, controller_labels.cpp,
+// controller_relabel.cpp, controller_bidirectional.cpp).
 #include "spare_fast/controller.hpp"
-#include "prefetch.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <limits>
-#include <deque>
-#include <functional>
-#include <tuple>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
+
+#include "controller_impl.hpp"
+#include "prefetch.hpp"
 
 namespace spare_fast {
 
 namespace {
 
-// Costs are summed along paths and over all types; check_move_cost bounds every such sum by a
-// small multiple of kMaxTotalCost = 2**56 (types.hpp), far below this infinity.
-constexpr std::int64_t kInf = std::numeric_limits<std::int64_t>::max() / 4;
-static_assert(kMaxTotalCost <= kInf / 16, "search distances must stay below kInf");
+using detail::kInfDistance;
+static_assert(kMaxTotalCost <= kInfDistance / 16, "search distances must stay below infinity");
 
 using Clock = std::chrono::steady_clock;
 
@@ -36,64 +36,20 @@ std::int32_t ceil_div(std::int64_t a, std::int64_t b) {
 // Construction and validation
 // ---------------------------------------------------------------------------------------------
 
-Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-                       Span<std::int64_t> move_cost, NoInitTag) {
+Controller::Impl::Impl(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                       Span<std::int64_t> move_cost) {
   // Everything is checked before anything is sized by the input (validate.hpp).
   const StacksInfo info = check_stacks(stacks, n_groups, height, /*n_types=*/-1,
                                        /*equal_counts=*/true);
-  const std::int32_t n = info.n_groups;
-  const std::int32_t h = info.height;
-  const std::int32_t n_types = info.n_types;
-  const std::int32_t r = info.redundancy;
-  const std::size_t cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(h);
-  unit_costs_ = check_move_cost(move_cost, cells, h);
-
-  n_groups_ = n;
-  n_types_ = n_types;
-  height_ = h;
-  redundancy_ = r;
-  layout_stacks_.assign(stacks.begin(), stacks.end());
-  initial_stacks_ = layout_stacks_;
-  stacks_ = initial_stacks_;
-  if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
-
-  const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
-  slot_cell_.assign(slots, -1);
-  height_div_ = Divider(static_cast<std::uint32_t>(h));
-  std::vector<std::int32_t> fill(static_cast<std::size_t>(n_types), 0);
-  for (std::int32_t g = 0; g < n; ++g) {
-    for (std::int32_t l = 0; l < h; ++l) {
-      const std::size_t cell = static_cast<std::size_t>(g) * static_cast<std::size_t>(h) + static_cast<std::size_t>(l);
-      const auto t = static_cast<std::size_t>(stacks_[cell]);
-      const std::size_t k = t * static_cast<std::size_t>(r) + static_cast<std::size_t>(fill[t]++);
-      slot_cell_[k] = static_cast<std::int32_t>(cell);
-    }
-  }
-
-  alive_.assign(static_cast<std::size_t>(n), 1);
-  alive_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, ~std::uint64_t{0});
-  room_bits_.assign((static_cast<std::size_t>(n) + 63) / 64, 0);
-  assign_.assign(static_cast<std::size_t>(n_types), -1);
-  load_.assign(static_cast<std::size_t>(n), 0);
-  n_alive_ = n;
-
-  const std::size_t nodes = static_cast<std::size_t>(n_types) + static_cast<std::size_t>(n) + 1;
-  node_.assign(nodes, SearchNode{});
-  deep_stamp_.assign(static_cast<std::size_t>(n), 0);
-  changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
-  reserve_backward_search();
-  if (unit_costs_) {
-    // The failure search's labels (controller_labels.cpp), sized here so that no decision pays
-    // for touching their pages first.
-    label_.assign(nodes - 1, 0);
-    label_parent_.assign(nodes - 1, -1);
-    settled_bits_.assign((nodes - 1 + 63) / 64, 0);
-  }
+  const std::size_t cells =
+      static_cast<std::size_t>(info.n_groups) * static_cast<std::size_t>(info.height);
+  const bool unit = check_move_cost(move_cost, cells, info.height);
+  init(stacks, info.n_groups, info.height, info.n_types, info.redundancy, unit, move_cost);
+  two_ended_.reserve(*this);
+  if (unit_costs_) labelled_.reserve(*this);
 }
 
-Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
-                       Span<std::int64_t> move_cost)
-    : Controller(stacks, n_groups, height, move_cost, NoInitTag{}) {
+void Controller::Impl::initial_decision() {
   Decision d;
   full_solve(1);
   reorder_stacks(d);
@@ -104,43 +60,43 @@ Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   initial_depth_ = depth_;
 }
 
-void Controller::index_slots() {
-  // O(N * height * R): each cell looks up its holder slot among the R holders of its type (a
-  // slot's group is fixed, only its layer moves). Callers guarantee that every row of stacks_ is
-  // a permutation of its layout row.
-  const auto H = static_cast<std::size_t>(height_);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    for (std::size_t l = 0; l < H; ++l) {
-      const std::size_t cell = g * H + l;
-      const std::size_t k = slot_of(stacks_[cell], static_cast<std::int32_t>(g));
-      slot_cell_[k] = static_cast<std::int32_t>(cell);
-    }
-  }
+Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
+                       Span<std::int64_t> move_cost)
+    : impl_(std::make_unique<Impl>(stacks, n_groups, height, move_cost)) {
+  impl_->initial_decision();
 }
 
-void Controller::set_all_alive() {
-  std::fill(alive_.begin(), alive_.end(), std::uint8_t{1});
-  std::fill(alive_bits_.begin(), alive_bits_.end(), ~std::uint64_t{0});
-  n_alive_ = n_groups_;
+Controller::Controller(const Controller& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+Controller& Controller::operator=(const Controller& other) {
+  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  return *this;
 }
+Controller::Controller(Controller&& other) noexcept = default;
+Controller& Controller::operator=(Controller&& other) noexcept = default;
+Controller::~Controller() = default;
 
-bool Controller::type_held(std::int32_t t) const {
-  const auto R = static_cast<std::size_t>(redundancy_);
-  const std::size_t k0 = static_cast<std::size_t>(t) * R;
-  for (std::size_t k = k0; k < k0 + R; ++k) {
-    if (is_alive(slot_group(k))) return true;
-  }
-  return false;
-}
-
-bool Controller::every_type_held() const {
-  for (std::int32_t t = 0; t < n_types_; ++t) {
-    if (!type_held(t)) return false;
-  }
-  return true;
-}
+std::int32_t Controller::n_groups() const { return impl_->n_groups_; }
+std::int32_t Controller::n_types() const { return impl_->n_types_; }
+std::int32_t Controller::height() const { return impl_->height_; }
+std::int32_t Controller::redundancy() const { return impl_->redundancy_; }
+std::int32_t Controller::depth() const { return impl_->depth_; }
+std::int32_t Controller::n_alive() const { return impl_->n_alive_; }
+bool Controller::wiped_out() const { return impl_->wiped_out_; }
+std::uint64_t Controller::events() const { return impl_->events_; }
+const std::int32_t* Controller::stacks() const { return impl_->stacks_.data(); }
+const std::int32_t* Controller::initial_stacks() const { return impl_->initial_stacks_.data(); }
+const std::int32_t* Controller::layout_stacks() const { return impl_->layout_stacks_.data(); }
+const std::uint8_t* Controller::alive() const { return impl_->alive_.data(); }
+const std::int32_t* Controller::assignment() const { return impl_->assign_.data(); }
+const std::int32_t* Controller::load() const { return impl_->load_.data(); }
+const std::int64_t* Controller::move_cost() const { return impl_->move_cost_.data(); }
+bool Controller::unit_costs() const { return impl_->unit_costs_; }
 
 void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
+  impl_->validate_groups(groups, want_alive);
+}
+
+void Controller::Impl::validate_groups(Span<std::int32_t> groups, bool want_alive) const {
   // Short inputs: a sorted copy finds repeats without an O(N) scratch array.
   for (std::size_t i = 0; i < groups.size; ++i) {
     // The name is built only for an error: this check runs once per event.
@@ -186,172 +142,10 @@ void Controller::validate_groups(Span<std::int32_t> groups, bool want_alive) con
 }
 
 // ---------------------------------------------------------------------------------------------
-// Costs and potentials
+// The full solve
 // ---------------------------------------------------------------------------------------------
 
-void Controller::reset_potentials() {
-  if (++pot_epoch_ == 0) {  // wrapped: clear the stamps once every 2^32 events
-    for (SearchNode& n : node_) n.pot_stamp = 0;
-    pot_epoch_ = 1;
-  }
-  pot_shift_ = 0;
-  zero_state_ = true;
-}
-
-void Controller::assign_type(std::int32_t t, std::int32_t g) {
-  assign_[static_cast<std::size_t>(t)] = g;
-  if (event_depth_ > 0) deep_stamp_[static_cast<std::size_t>(g)] = deep_epoch_;
-}
-
-void Controller::record_change(std::int32_t t) {
-  auto& f = changed_flag_[static_cast<std::size_t>(t)];
-  if (!f) {
-    f = 1;
-    changed_.push_back(t);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Successive shortest paths
-// ---------------------------------------------------------------------------------------------
-
-bool Controller::augment_from(std::int32_t source) {
-  if (++search_stamp_ == 0) {
-    for (SearchNode& n : node_) n.dist_stamp = 0;
-    search_stamp_ = 1;
-  }
-  const std::uint32_t stamp = search_stamp_;
-  const std::int32_t T = n_types_;
-  const auto R = static_cast<std::size_t>(redundancy_);
-  const std::int32_t sink = T + n_groups_;
-  SearchNode* const node = node_.data();
-  // While every reduced cost is 0 or 1 (unit costs, zero potentials, every assignment at cost
-  // 0: the state at the start of an event) a deque gives a 0-1 BFS, far cheaper than a heap.
-  const bool bfs01 = unit_costs_ && zero_state_;
-  heap_.clear();
-  deque_.clear();
-  std::int64_t cur = 0;  // distance of the node being expanded (0-1 BFS pushes relative to it)
-  auto push = [&](std::int64_t nd, std::int32_t v) {
-    if (bfs01) {
-      if (nd == cur) {
-        deque_.emplace_front(nd, v);
-      } else {
-        deque_.emplace_back(nd, v);
-      }
-    } else {
-      heap_.emplace_back(nd, v);
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
-    }
-  };
-
-  settled_list_.clear();
-  {
-    SearchNode& n = node[source];
-    n.dist_stamp = stamp;
-    n.settled = 0;
-    n.dist = 0;
-    n.parent = -1;
-  }
-  push(0, source);
-  std::int64_t best = kInf;
-  std::int32_t best_group = -1;
-  const std::int64_t p_sink = potential(sink);
-
-  while (bfs01 ? !deque_.empty() : !heap_.empty()) {
-    std::int64_t d;
-    std::int32_t v;
-    if (bfs01) {
-      std::tie(d, v) = deque_.front();
-      deque_.pop_front();
-    } else {
-      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
-      std::tie(d, v) = heap_.back();
-      heap_.pop_back();
-    }
-    SearchNode& nv = node[v];
-    if (nv.settled || d != nv.dist) continue;
-    if (d >= best) break;
-    cur = d;
-    nv.settled = 1;
-    settled_list_.push_back(v);
-    const std::int64_t pv = potential(v);
-    if (v < T) {
-      // Type node: forward edges to alive holders other than its current provider.
-      const auto vi = static_cast<std::size_t>(v);
-      const std::int32_t provider = assign_[vi];
-      for (std::size_t k = vi * R; k < (vi + 1) * R; ++k) {
-        // In the 0-1 state the edge's reduced cost is its cost, known without touching the
-        // group: an edge that cannot beat the best path found is skipped before the (random,
-        // cache-missing) reads of the group's state. Once `best` is known this prunes most of
-        // the last level's edges, which are most of a search near saturation.
-        const auto [g, layer] = holder_at(k);
-        if (bfs01 && d + cost_at(g, layer) >= best) continue;
-        if (g == provider || !alive_[static_cast<std::size_t>(g)]) continue;
-        SearchNode& ng = node[T + g];
-        const bool labelled = ng.dist_stamp == stamp;
-        if (labelled && ng.settled) continue;
-        const std::int64_t pg = potential(T + g);
-        const std::int64_t rc = cost_at(g, layer) + pv - pg;
-        if (rc < 0) throw std::logic_error("controller: negative reduced cost (type edge)");
-        const std::int64_t nd = d + rc;
-        if (!labelled || nd < ng.dist) {
-          if (!labelled) ng.settled = 0;
-          ng.dist_stamp = stamp;
-          ng.dist = nd;
-          ng.parent = v;
-          push(nd, T + g);
-        }
-        // Look at the sink edge when a group is reached, not when it is settled: the search
-        // can stop as soon as the queue's minimum reaches `best`, which skips the (often large)
-        // set of nodes tied at the final distance.
-        if (load_[static_cast<std::size_t>(g)] < price_depth_) {
-          const std::int64_t rcs = pg - p_sink;
-          if (rcs < 0) throw std::logic_error("controller: negative reduced cost (sink edge)");
-          const std::int64_t cand = ng.dist + rcs;
-          if (cand < best) {
-            best = cand;
-            best_group = g;
-          }
-        }
-      }
-    } else {
-      // Backward edges to the types g provides: reassigning them frees capacity in g.
-      const std::int32_t g = v - T;
-      for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
-        SearchNode& nt = node[t];
-        const bool labelled = nt.dist_stamp == stamp;
-        if (labelled && nt.settled) return;
-        const std::int64_t rc = -cost_at(g, l) + pv - potential(t);
-        if (rc < 0) throw std::logic_error("controller: negative reduced cost (group edge)");
-        const std::int64_t nd = d + rc;
-        if (!labelled || nd < nt.dist) {
-          if (!labelled) nt.settled = 0;
-          nt.dist_stamp = stamp;
-          nt.dist = nd;
-          nt.parent = v;
-          push(nd, t);
-        }
-      });
-    }
-  }
-  if (best_group < 0) return false;
-
-  // Johnson update: p(v) += min(dist(v), best), lazily: the shift adds `best` to every node and
-  // the settled nodes closer than `best` take back the difference.
-  pot_shift_ += best;
-  for (const std::int32_t v : settled_list_) {
-    const std::int64_t dv = node[v].dist;
-    if (dv < best) add_potential(v, dv - best);
-  }
-
-  if (best != 0) zero_state_ = false;
-
-  // Augment: walk back from the group that reached the sink.
-  augment_path(source, best_group, [node](std::int32_t v) { return node[v].parent; });
-  return true;
-}
-
-bool Controller::assign_at_depth(std::int32_t s) {
+bool Controller::Impl::assign_at_depth(std::int32_t s) {
   depth_ = s;
   price_depth_ = s;
   std::fill(assign_.begin(), assign_.end(), -1);
@@ -379,7 +173,7 @@ bool Controller::assign_at_depth(std::int32_t s) {
   for (std::int32_t t = 0; t < n_types_; ++t) {
     const auto ti = static_cast<std::size_t>(t);
     if (assign_[ti] >= 0) continue;
-    std::int64_t best_cost = kInf;
+    std::int64_t best_cost = kInfDistance;
     std::int32_t best_group = -1;
     bool best_has_room = false;
     for (std::size_t k = ti * R; k < (ti + 1) * R; ++k) {
@@ -403,12 +197,12 @@ bool Controller::assign_at_depth(std::int32_t s) {
     }
   }
   for (std::int32_t t = 0; t < n_types_; ++t) {
-    if (assign_[static_cast<std::size_t>(t)] < 0 && !augment_from(t)) return false;
+    if (assign_[static_cast<std::size_t>(t)] < 0 && !dijkstra_.augment(*this, t)) return false;
   }
   return true;
 }
 
-bool Controller::full_solve(std::int32_t s_min) {
+bool Controller::Impl::full_solve(std::int32_t s_min) {
   reset_labels();
   if (!every_type_held()) return false;
   std::int32_t s = std::max(s_min, ceil_div(n_types_, n_alive_));
@@ -427,7 +221,7 @@ bool Controller::full_solve(std::int32_t s_min) {
 // Stack reordering and decisions
 // ---------------------------------------------------------------------------------------------
 
-void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b, std::size_t kb) {
+void Controller::Impl::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b, std::size_t kb) {
   const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
   const std::size_t ca = base + static_cast<std::size_t>(a);
   const std::size_t cb = base + static_cast<std::size_t>(b);
@@ -437,19 +231,7 @@ void Controller::swap_layers(std::int32_t g, std::int32_t a, std::int32_t b, std
   slot_cell_[kb] = static_cast<std::int32_t>(ca);
 }
 
-void Controller::prefetch_holder_slots(std::int32_t t) const {
-  const std::size_t k = static_cast<std::size_t>(t) * static_cast<std::size_t>(redundancy_);
-  const std::size_t last = k + static_cast<std::size_t>(redundancy_) - 1;
-  prefetch(slot_cell_.data() + k);
-  prefetch(slot_cell_.data() + last);
-}
-
-void Controller::prefetch_reorder(std::int32_t g) const {
-  const std::size_t base = static_cast<std::size_t>(g) * static_cast<std::size_t>(height_);
-  prefetch(stacks_.data() + base);
-}
-
-void Controller::reorder_stacks(Decision& d) {
+void Controller::Impl::reorder_stacks(Decision& d) {
   price_depth_ = depth_;
   // Price every changed assignment against the before-event layers first, then swap.
   std::vector<std::int32_t>& deep = deep_;  // holder slots to bring up
@@ -479,7 +261,7 @@ void Controller::reorder_stacks(Decision& d) {
   }
 }
 
-void Controller::finish(Decision& d, bool ok) {
+void Controller::Impl::finish(Decision& d, bool ok) {
   d.event = events_;
   if (!ok) {
     reset_labels();
@@ -504,13 +286,17 @@ void Controller::finish(Decision& d, bool ok) {
   d.phase = d.swaps == 0 ? 0 : 2;
 }
 
+// Written here rather than as an Impl method that this one calls: a function whose only
+// effects are cache hints has no observable effect, so the compiler may drop a call to it
+// that it can see (GCC does, within one file); fail_each's calls come from another file.
 void Controller::prefetch_failure(std::int32_t g, int stage) const {
-  if (g < 0 || g >= n_groups_) return;
-  // A failure reads only g's top depth_ layers (the types it may provide).
-  const auto H = static_cast<std::size_t>(height_);
-  const std::size_t top = std::min(H, static_cast<std::size_t>(depth_));
+  const Impl& st = *impl_;
+  if (g < 0 || g >= st.n_groups_) return;
+  // A failure reads only g's top depth layers (the types it may provide).
+  const auto H = static_cast<std::size_t>(st.height_);
+  const std::size_t top = std::min(H, static_cast<std::size_t>(st.depth_));
   if (top == 0) return;
-  const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
+  const std::int32_t* row = st.stacks_.data() + static_cast<std::size_t>(g) * H;
   if (stage == 0) {
     prefetch(row);
     prefetch(row + top - 1);
@@ -520,9 +306,9 @@ void Controller::prefetch_failure(std::int32_t g, int stage) const {
     // The types g provides, displaced by its failure: their holder slots are read next, and
     // the search for a new provider starts from their labels.
     const auto t = static_cast<std::size_t>(row[l]);
-    prefetch(assign_.data() + t);
-    prefetch_holder_slots(static_cast<std::int32_t>(t));
-    if (!label_.empty()) prefetch(label_.data() + t);
+    prefetch(st.assign_.data() + t);
+    st.prefetch_holder_slots(static_cast<std::int32_t>(t));
+    if (!st.label_.empty()) prefetch(st.label_.data() + t);
   }
 }
 
@@ -534,12 +320,16 @@ Decision Controller::fail(Span<std::int32_t> groups) {
 
 void Controller::fail_into(Span<std::int32_t> groups, Decision& d) {
   const auto t0 = Clock::now();
-  validate_groups(groups, /*want_alive=*/true);
-  decide_failure(groups, d);
+  impl_->validate_groups(groups, /*want_alive=*/true);
+  impl_->decide_failure(groups, d);
   d.seconds = seconds_since(t0);
 }
 
 void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
+  impl_->decide_failure(groups, d);
+}
+
+void Controller::Impl::decide_failure(Span<std::int32_t> groups, Decision& d) {
   ++events_;
   {
     // Every field as a fresh Decision has it; the patch keeps its capacity.
@@ -593,7 +383,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
   // The searches scan only the top event_depth_ layers of a group for the types it provides
   // unless it took a type in this event (provided_layers()); reset on every way out.
   struct EventScope {
-    Controller& c;
+    Impl& c;
     ~EventScope() { c.event_depth_ = 0; }
   } scope{*this};
   if (++deep_epoch_ == 0) {
@@ -645,7 +435,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
     // drained into it, and the searches relearn those regions: a search settles about
     // 0.8 * alive / F nodes. So once F <= min(alive / kRelabelShare, kRelabelMaxRoom), and
     // again whenever F has fallen to a quarter of what it was at the last time, every label is
-    // set afresh to min(distance to the sink, 2) (relabel_near_sink; its cost grows with F:
+    // set afresh to min(distance to the sink, 2) (Relabel, controller_relabel.cpp; its cost grows with F:
     // about 0.7 us per slot at N = 100,000, 2 us at 1,000,000, hence the cap). On the
     // benchmark's trajectory (N = 100,000) a search with F between 16 and 1,024 then settles
     // 7.5-24 nodes on average instead of 37-823, and 39-44 below F = 16, so the goal-directed
@@ -668,7 +458,7 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
       // room < 2**31 (n_groups * height), so the products fit.
       if (!pending.empty() && room * kRelabelShare <= n_alive_ && room <= kRelabelMaxRoom &&
           (label_depth_ != s || relabel_room_ < 0 || room * 4 <= relabel_room_)) {
-        relabel_near_sink(s);
+        relabel_.run(*this, s);
         relabel_room_ = room;
       } else {
         prepare_labels(s);
@@ -682,9 +472,11 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
       const std::int32_t t = pending[i];
       const auto unassigned = static_cast<std::int64_t>(pending.size() - i);
       if (labelled) {
-        ok = augment_labelled(t);
+        ok = labelled_.augment(*this, t);
+      } else if (detail::TwoEndedSearch::near_saturation(*this)) {
+        ok = two_ended_.augment(*this, t, unassigned);
       } else {
-        ok = near_saturation() ? augment_bidirectional(t, unassigned) : augment_from(t);
+        ok = dijkstra_.augment(*this, t);
       }
     }
     log_undo_ = false;
@@ -709,7 +501,9 @@ void Controller::decide_failure(Span<std::int32_t> groups, Decision& d) {
   }
 }
 
-Decision Controller::rejoin(Span<std::int32_t> groups) {
+Decision Controller::rejoin(Span<std::int32_t> groups) { return impl_->rejoin(groups); }
+
+Decision Controller::Impl::rejoin(Span<std::int32_t> groups) {
   const auto t0 = Clock::now();
   validate_groups(groups, /*want_alive=*/false);
   ++events_;
@@ -744,7 +538,9 @@ Decision Controller::rejoin(Span<std::int32_t> groups) {
   return d;
 }
 
-Decision Controller::restart() {
+Decision Controller::restart() { return impl_->restart(); }
+
+Decision Controller::Impl::restart() {
   const auto t0 = Clock::now();
   ++events_;
   reset_labels();
@@ -775,7 +571,7 @@ Decision Controller::solve(Span<std::int32_t> stacks, std::int64_t n_groups, std
                            std::vector<std::int32_t>* assignment_out,
                            std::vector<std::int32_t>* stacks_out) {
   const auto t0 = Clock::now();
-  Controller c(stacks, n_groups, height, move_cost, NoInitTag{});
+  Impl c(stacks, n_groups, height, move_cost);
   check_length("alive", alive.size, static_cast<std::size_t>(c.n_groups_));
   for (std::size_t g = 0; g < alive.size; ++g) {
     if (alive[g] > 1) {

@@ -16,23 +16,16 @@
 // (label 0 by (L) on its sink edge), reordering the stacks only raises edge costs, and no load
 // falls. A depth change lowers costs (layer S becomes free), and rejoins, restarts, the full
 // solve and the other searches change the graph in ways (L) does not survive: each resets the
-// labels (label_depth_ = 0).
+// labels (State::reset_labels).
 //
-// Relabelling. The searches raise only the labels of the nodes they settle, so as the groups
-// with room fill up, most labels fall far below the true distances, and each search settles
-// about alive / F nodes (F slots of room). Near saturation (decide_failure says when) every
-// label is set afresh to min(d(v), 2), d the residual distance to the sink, before the
-// event's first search (relabel_near_sink). That keeps (L): for an edge (u, v),
-// d(u) <= c(u, v) + d(v), and capping both sides at 2 keeps the inequality (c >= 0 there:
-// before the first search every assigned type costs 0). Only the nodes at distance 0 and 1
-// are visited, backwards from the groups with room, so the cost grows with F rather than N
-// (plus one pass over the labels); every other node gets 2.
+// Relabelling. Near saturation the labels are set afresh to min(distance to the sink, 2)
+// before a failure's first search (controller_relabel.cpp), which keeps (L).
 //
 // Search. Dijkstra from the displaced type on the reduced costs of (L), which are >= 0 (an A*
 // search whose heuristic is the labels): it settles only the nodes v with
 // delta(v) = dist(source, v) - label(source) + label(v) below mu = delta(sink), which is small
 // where the labels are accurate. The costs are small integers, so the queue is an array of
-// buckets, each a stack (depth-first within a distance, as the 0-1 BFS of augment_from).
+// buckets, each a stack (depth-first within a distance, as the 0-1 BFS of DijkstraSearch).
 // Afterwards label(v) += mu - delta(v) for every settled v (delta(v) <= mu). That keeps (L):
 // for an edge from a settled u the new reduced cost is at least delta(u) + c_L(u, v) - delta(v)
 // >= 0, and an edge into a settled v only gains. On the shortest path every edge becomes tight
@@ -46,121 +39,48 @@
 // misses, not its arithmetic. Per holder it reads only the holder's label (a dead group's
 // label marks it dead), and only while d + cost - label(v), a lower bound on the distance
 // through that holder, is below the best path found; whether a group has room is a bitmap
-// (room_bits_, kept with the labels). A type's holders are taken in chunks of 8: their labels
-// are loaded first, all at once (independent misses overlap), then decided on. A queue entry
-// carries its node's label (labels do not change during a search). It writes nothing per
-// queued node: the queue is lazy (a node is queued once per improving edge, and settled by
-// its first entry popped), a type's holders are queued after all of them are seen and only
-// if still below the best distance, and most queued nodes are never popped. Settled nodes
+// (State::room_bits_, kept with the labels). A type's holders are taken in chunks of 8:
+// their labels are loaded first, all at once (independent misses overlap), then decided on.
+// A queue entry carries its node's label (labels do not change during a search). It writes
+// nothing per queued node: the queue is lazy (a node is queued once per improving edge, and
+// settled by its first entry popped), a type's holders are queued after all of them are seen
+// and only if still below the best distance, and most queued nodes are never popped. Settled nodes
 // are kept in a bitmap that stays in cache. Queueing a node prefetches what expanding it
 // reads first.
 //
 // Determinism. The labels steer only which of several min-cost answers is taken. They are not
 // in a snapshot; snapshot() resets them instead, so a restored controller and the one that
 // wrote the snapshot go on with identical decisions.
+#include "controller_labels.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <vector>
 
-#include "spare_fast/controller.hpp"
 #include "prefetch.hpp"
 
-namespace spare_fast {
+namespace spare_fast::detail {
 
-void Controller::prepare_room(std::int32_t s) {
-  if (room_depth_ == s) return;
-  std::fill(room_bits_.begin(), room_bits_.end(), 0);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    if (alive_[g] && load_[g] < s) room_bits_[g >> 6] |= std::uint64_t{1} << (g & 63);
-  }
-  room_depth_ = s;
+void LabelledSearch::reserve(const State& st) {
+  // At construction, so that no decision pays for touching these pages first.
+  const std::size_t nodes =
+      static_cast<std::size_t>(st.n_types_) + static_cast<std::size_t>(st.n_groups_);
+  parent_.assign(nodes, -1);
+  settled_bits_.assign((nodes + 63) / 64, 0);
 }
 
-void Controller::prepare_labels(std::int32_t s) {
-  prepare_room(s);
-  if (label_depth_ == s) return;
-  relabel_room_ = -1;
-  fill_labels(0);
-  label_depth_ = s;
-}
-
-void Controller::fill_labels(std::int32_t value) {
-  // label_, label_parent_ and settled_bits_ are sized at construction (unit costs only).
-  const auto T = static_cast<std::size_t>(n_types_);
-  std::fill(label_.begin(), label_.begin() + static_cast<std::ptrdiff_t>(T), value);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    label_[T + g] = alive_[g] ? value : kDeadLabel;
-  }
-}
-
-void Controller::relabel_near_sink(std::int32_t s) {
-  prepare_room(s);
-  const std::int32_t T = n_types_;
-  const auto H = static_cast<std::size_t>(height_);
-  std::int32_t* const label = label_.data();
-  // Every node at 2 (dead groups out), then the nodes at distance 0 and 1, found backwards
-  // from the groups with room. The residual edges into a type come from its provider (cost
-  // 0: the type sits in the provider's top s layers); those into a group g from the types it
-  // holds but does not provide, at cost 0 in its top s layers and 1 below. A group without
-  // room fills its top s layers with the s types it provides, so it has no edge of cost 0
-  // coming in: the distance-0 nodes are the groups with room, the types they hold in their
-  // top layers without providing them, and those types' providers; the distance-1 nodes
-  // are the types held below the top layers of a distance-0 group, and their providers.
-  fill_labels(2);
-  std::vector<std::int32_t>& zero = relabel_zero_;
-  std::vector<std::int32_t>& one = relabel_one_;
-  zero.clear();
-  one.clear();
-  for_each_room_group([&](std::int32_t g) {
-    label[T + g] = 0;
-    zero.push_back(T + g);
-  });
-  for (std::size_t i = 0; i < zero.size(); ++i) {
-    const std::int32_t v = zero[i];
-    if (v >= T) {
-      const std::int32_t g = v - T;
-      const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(g) * H;
-      for (std::size_t l = 0; l < H; ++l) {
-        const std::int32_t t = row[l];
-        if (assign_[static_cast<std::size_t>(t)] == g) continue;
-        if (l < static_cast<std::size_t>(s)) {
-          if (label[t] > 0) {
-            label[t] = 0;
-            zero.push_back(t);
-          }
-        } else if (label[t] > 1) {
-          label[t] = 1;
-          one.push_back(t);
-        }
-      }
-    } else {
-      const std::int32_t p = assign_[static_cast<std::size_t>(v)];
-      if (p >= 0 && label[T + p] > 0) {
-        label[T + p] = 0;
-        zero.push_back(T + p);
-      }
-    }
-  }
-  for (const std::int32_t t : one) {
-    if (label[t] != 1) continue;
-    const std::int32_t p = assign_[static_cast<std::size_t>(t)];
-    if (p >= 0 && label[T + p] > 1) label[T + p] = 1;
-  }
-  label_depth_ = s;
-}
-
-bool Controller::augment_labelled(std::int32_t source) {
-  const std::int32_t T = n_types_;
-  const auto R = static_cast<std::size_t>(redundancy_);
-  const std::int32_t s = price_depth_;
-  std::int32_t* const label = label_.data();
-  std::int32_t* const parent_of = label_parent_.data();
+bool LabelledSearch::augment(State& st, std::int32_t source) {
+  const std::int32_t T = st.n_types_;
+  const auto R = static_cast<std::size_t>(st.redundancy_);
+  const std::int32_t s = st.price_depth_;
+  std::int32_t* const label = st.label_.data();
+  std::int32_t* const parent_of = parent_.data();
   std::uint64_t* const bits = settled_bits_.data();
-  const std::int32_t* const cells = slot_cell_.data();
-  const std::int32_t H = height_;
-  const Divider by_height = height_div_;
+  const std::int32_t* const cells = st.slot_cell_.data();
+  const std::int32_t H = st.height_;
+  const Divider by_height = st.height_div_;
   struct Held {
     std::int32_t group;
     std::int32_t cell;
@@ -169,7 +89,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   constexpr std::size_t kGather = 8;
   Held held[kGather];
   // A type's holders to queue: (group node, distance in the parent field, label).
-  std::vector<LabelEntry>& later = label_later_;
+  std::vector<Entry>& later = later_;
 
   // Lazy Dijkstra: an edge that improves nothing we know of is queued as (node, parent) in the
   // bucket of its distance, and only the first entry of a node to be popped settles it. Most
@@ -180,20 +100,20 @@ bool Controller::augment_labelled(std::int32_t source) {
   auto push = [&](std::int64_t d, std::int32_t v, std::int32_t parent, std::int32_t lv) {
     const auto b = static_cast<std::size_t>(d);
     if (b >= bucket_.size()) bucket_.resize(b + 1);
-    bucket_[b].push_back(LabelEntry{v, parent, lv});
+    bucket_[b].push_back(Entry{v, parent, lv});
     used = std::max(used, b + 1);
     // Start loading what expanding v reads first, so that the entries popped soon find it in
     // cache: a type's holder slots, a group's stack row and event mark.
     if (v < T) {
-      prefetch_holder_slots(v);
+      st.prefetch_holder_slots(v);
     } else {
       const auto g = static_cast<std::size_t>(v - T);
-      prefetch(stacks_.data() + g * static_cast<std::size_t>(height_));
-      prefetch(deep_stamp_.data() + g);
+      prefetch(st.stacks_.data() + g * static_cast<std::size_t>(st.height_));
+      prefetch(st.deep_stamp_.data() + g);
     }
   };
 
-  label_settled_.clear();
+  settled_.clear();
   push(0, source, -1, label[source]);
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
   std::int32_t best_group = -1;
@@ -203,7 +123,7 @@ bool Controller::augment_labelled(std::int32_t source) {
     // By index: a push may grow bucket_ and move its elements.
     const auto d = static_cast<std::int64_t>(b);
     while (!bucket_[b].empty() && d < best) {
-      const LabelEntry e = bucket_[b].back();
+      const Entry e = bucket_[b].back();
       bucket_[b].pop_back();
       const std::int32_t v = e.node;
       const auto vi = static_cast<std::size_t>(v);
@@ -211,7 +131,7 @@ bool Controller::augment_labelled(std::int32_t source) {
       if (bits[vi >> 6] & bit) continue;  // settled by an earlier entry
       bits[vi >> 6] |= bit;
       parent_of[vi] = e.parent;
-      label_settled_.push_back(LabelSettled{v, static_cast<std::int32_t>(d)});
+      settled_.push_back(Settled{v, static_cast<std::int32_t>(d)});
       const std::int64_t lv = e.label;
       if (v < T) {
         // Forward edges to the alive holders other than the provider. A type is queued only
@@ -232,12 +152,12 @@ bool Controller::augment_labelled(std::int32_t source) {
             // below: once that reaches the best path found, its label is not worth a load
             // (marked as if dead: either way it is passed over).
             const std::int64_t low = d + (cell - g * H >= s ? 1 : 0) - lv;
-            held[i] = Held{g, cell, low < best ? label[T + g] : kDeadLabel};
+            held[i] = Held{g, cell, low < best ? label[T + g] : State::kDeadLabel};
           }
           for (std::size_t i = 0; i < m; ++i) {
             const std::int64_t lg = held[i].label;
             const std::int32_t g = held[i].group;
-            if (lg >= kDeadLabel || g == provider) continue;
+            if (lg >= State::kDeadLabel || g == provider) continue;
             // Unit costs: 0 inside the top s layers (before the event), 1 below.
             const std::int64_t rc = (held[i].cell - g * H >= s ? 1 : 0) + lg - lv;
             if (rc < 0) throw std::logic_error("controller: invalid distance label (type edge)");
@@ -246,17 +166,17 @@ bool Controller::augment_labelled(std::int32_t source) {
             // The sink edge costs 0, so (L) on it keeps a group with room at label 0: only a
             // group at label 0 needs its load read. The path ends at a group with room:
             // through it no path to the sink is shorter than nd.
-            if (lg == 0 && has_room(g)) {
+            if (lg == 0 && st.has_room(g)) {
               best = nd;
               best_group = g;
               best_parent = v;
               // Most searches end here: start loading what the augmentation and the
               // reorder write first.
-              prefetch(load_.data() + g, true);
-              prefetch(deep_stamp_.data() + g, true);
-              prefetch_reorder(g);
+              prefetch(st.load_.data() + g, true);
+              prefetch(st.deep_stamp_.data() + g, true);
+              st.prefetch_reorder(g);
             } else {
-              later.push_back(LabelEntry{T + g, static_cast<std::int32_t>(nd),
+              later.push_back(Entry{T + g, static_cast<std::int32_t>(nd),
                                          static_cast<std::int32_t>(lg)});
             }
           }
@@ -264,14 +184,14 @@ bool Controller::augment_labelled(std::int32_t source) {
         // Queued once all of v's holders are seen, and only those still below the best
         // distance: the others would never be popped, and queueing starts their loads. The
         // order of the queued ones, hence the search, is as if each were queued when seen.
-        for (const LabelEntry& c : later) {
+        for (const Entry& c : later) {
           if (c.parent < best) push(c.parent, c.node, v, c.label);
         }
         later.clear();
       } else {
         // Reversed edges to the types g provides.
         const std::int32_t g = v - T;
-        for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
+        st.for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
           const std::int32_t lt = label[t];
           const std::int64_t rc = lt - (l >= s ? 1 : 0) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
@@ -286,7 +206,7 @@ bool Controller::augment_labelled(std::int32_t source) {
   // (reduced costs are >= 0 and buckets run in order): raise those labels by best - delta
   // (see the header comment).
   const bool found = best_group >= 0;
-  for (const LabelSettled& e : label_settled_) {
+  for (const Settled& e : settled_) {
     const auto vi = static_cast<std::size_t>(e.node);
     bits[vi >> 6] &= ~(std::uint64_t{1} << (vi & 63));
     if (found) label[vi] += static_cast<std::int32_t>(best - e.dist);
@@ -295,14 +215,14 @@ bool Controller::augment_labelled(std::int32_t source) {
 
   // The end of the event swaps a type that best_group does not provide out of its top s
   // layers (reorder_stacks), and rewrites that type's holder slot: start loading them.
-  const std::int32_t* row = stacks_.data() + static_cast<std::size_t>(best_group) *
+  const std::int32_t* row = st.stacks_.data() + static_cast<std::size_t>(best_group) *
                                                  static_cast<std::size_t>(H);
-  for (std::int32_t l = 0; l < std::min(s, H); ++l) prefetch_holder_slots(row[l]);
+  for (std::int32_t l = 0; l < std::min(s, H); ++l) st.prefetch_holder_slots(row[l]);
   const std::int32_t last = T + best_group;
-  augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
+  st.augment_path(source, best_group, [parent_of, last, best_parent](std::int32_t v) {
     return v == last ? best_parent : parent_of[v];
   });
   return true;
 }
 
-}  // namespace spare_fast
+}  // namespace spare_fast::detail

@@ -22,6 +22,8 @@
 
 #include "spare_fast/controller.hpp"
 
+#include "controller_impl.hpp"
+
 namespace spare_fast {
 
 namespace {
@@ -110,26 +112,27 @@ class Reader {
 std::string Controller::snapshot(const std::string& meta) const {
   // The distance labels are a search cache outside the image: reset them here so that this
   // controller and one restored from the image decide identically from now on.
-  reset_labels();
+  const Impl& st = *impl_;
+  impl_->reset_labels();
   Writer w;
   w.str().append(kMagic, sizeof(kMagic));
   w.put<std::uint32_t>(kVersion);
-  w.put<std::int32_t>(n_groups_);
-  w.put<std::int32_t>(height_);
-  w.put<std::int32_t>(depth_);
-  w.put<std::int32_t>(initial_depth_);
-  w.put<std::uint8_t>(wiped_out_ ? 1 : 0);
-  w.put<std::uint64_t>(events_);
-  w.put<std::uint8_t>(unit_costs_ ? 1 : 0);
-  w.put<std::int64_t>(initial_moves_);
-  w.put<std::int64_t>(initial_swaps_);
-  w.put_vec(layout_stacks_);
-  w.put_vec(initial_stacks_);
-  w.put_vec(stacks_);
-  w.put_vec(move_cost_);
-  w.put_vec(alive_);
-  w.put_vec(assign_);
-  w.put_vec(initial_assign_);
+  w.put<std::int32_t>(st.n_groups_);
+  w.put<std::int32_t>(st.height_);
+  w.put<std::int32_t>(st.depth_);
+  w.put<std::int32_t>(st.initial_depth_);
+  w.put<std::uint8_t>(st.wiped_out_ ? 1 : 0);
+  w.put<std::uint64_t>(st.events_);
+  w.put<std::uint8_t>(st.unit_costs_ ? 1 : 0);
+  w.put<std::int64_t>(st.initial_moves_);
+  w.put<std::int64_t>(st.initial_swaps_);
+  w.put_vec(st.layout_stacks_);
+  w.put_vec(st.initial_stacks_);
+  w.put_vec(st.stacks_);
+  w.put_vec(st.move_cost_);
+  w.put_vec(st.alive_);
+  w.put_vec(st.assign_);
+  w.put_vec(st.initial_assign_);
   w.put_vec(meta.data(), meta.size());
   const std::uint64_t h = fnv1a(w.str().data(), w.str().size());
   w.put<std::uint64_t>(h);
@@ -190,22 +193,23 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
       bad(std::string("layout: ") + e.what());
     }
   }();
-  if (c.unit_costs_ != (unit != 0)) bad("the unit-cost flag does not match the move costs");
-  const auto types = static_cast<std::size_t>(c.n_types_);
+  Impl& st = *c.impl_;
+  if (st.unit_costs_ != (unit != 0)) bad("the unit-cost flag does not match the move costs");
+  const auto types = static_cast<std::size_t>(st.n_types_);
   if (assign.size() != types || initial_assign.size() != types) {
     bad("assignment has length " + std::to_string(assign.size()) + ", expected n_types = " +
         std::to_string(types));
   }
-  if (initial != c.initial_stacks_ || initial_assign != c.initial_assign_ ||
-      initial_depth != c.initial_depth_ || initial_moves != c.initial_moves_ ||
-      initial_swaps != c.initial_swaps_) {
+  if (initial != st.initial_stacks_ || initial_assign != st.initial_assign_ ||
+      initial_depth != st.initial_depth_ || initial_moves != st.initial_moves_ ||
+      initial_swaps != st.initial_swaps_) {
     bad("the initial decision does not match the one the layout gives");
   }
 
   // Current stacks: row g a permutation of layout row g. Each cell must name a type that g
   // holds, and each of g's holder slots is used once.
   const auto H = static_cast<std::size_t>(h);
-  const auto R = static_cast<std::size_t>(c.redundancy_);
+  const auto R = static_cast<std::size_t>(st.redundancy_);
   std::vector<std::uint8_t> used(types * R, 0);
   for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
     for (std::size_t l = 0; l < H; ++l) {
@@ -213,7 +217,7 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
       std::size_t k = types * R;
       if (t >= 0 && static_cast<std::size_t>(t) < types) {
         for (k = static_cast<std::size_t>(t) * R; k < (static_cast<std::size_t>(t) + 1) * R; ++k) {
-          if (c.slot_group(k) == static_cast<std::int32_t>(g)) break;
+          if (st.slot_group(k) == static_cast<std::int32_t>(g)) break;
         }
         if (k == (static_cast<std::size_t>(t) + 1) * R) k = types * R;
       }
@@ -225,35 +229,35 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
       used[k] = 1;
     }
   }
-  c.stacks_ = std::move(stacks);
-  c.index_slots();
+  st.stacks_ = std::move(stacks);
+  st.index_slots();
 
   // The wiped-out flag.
-  c.n_alive_ = 0;
+  st.n_alive_ = 0;
   for (std::size_t g = 0; g < static_cast<std::size_t>(n); ++g) {
     if (alive[g] > 1) {
       bad("alive[" + std::to_string(g) + "] = " + std::to_string(alive[g]) + " is not a boolean");
     }
-    c.set_alive(static_cast<std::int32_t>(g), alive[g] != 0);
-    if (alive[g]) ++c.n_alive_;
+    st.set_alive(static_cast<std::int32_t>(g), alive[g] != 0);
+    if (alive[g]) ++st.n_alive_;
   }
-  const bool covered = c.every_type_held();
+  const bool covered = st.every_type_held();
   if ((wiped != 0) == covered) {
     bad(std::string("wiped_out = ") + std::to_string(wiped) + " but " +
         (covered ? "every type has an alive holder" : "some type has no alive holder"));
   }
 
   // (I1), (I2) and the minimal depth.
-  std::fill(c.load_.begin(), c.load_.end(), 0);
+  std::fill(st.load_.begin(), st.load_.end(), 0);
   if (wiped) {
     if (depth != 0) bad("depth " + std::to_string(depth) + " while wiped out (expected 0)");
     for (std::size_t t = 0; t < types; ++t) {
       if (assign[t] != -1) bad("assignment[" + std::to_string(t) + "] set while wiped out");
     }
   } else {
-    std::vector<std::uint8_t> alive_u8(c.alive_.begin(), c.alive_.end());
+    std::vector<std::uint8_t> alive_u8(st.alive_.begin(), st.alive_.end());
     const Decision fresh = Controller::solve(
-        Span<std::int32_t>(c.stacks_.data(), c.stacks_.size()), n, h,
+        Span<std::int32_t>(st.stacks_.data(), st.stacks_.size()), n, h,
         Span<std::uint8_t>(alive_u8.data(), alive_u8.size()),
         Span<std::int64_t>(cost.data(), cost.size()), nullptr, nullptr);
     if (depth != fresh.depth) {
@@ -262,27 +266,27 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
     }
     for (std::size_t t = 0; t < types; ++t) {
       const std::int32_t g = assign[t];
-      if (g < 0 || g >= n || !c.alive_[static_cast<std::size_t>(g)]) {
+      if (g < 0 || g >= n || !st.alive_[static_cast<std::size_t>(g)]) {
         bad("assignment[" + std::to_string(t) + "] = " + std::to_string(g) +
             " is not an alive group");
       }
       std::size_t k = t * R;
-      while (k < (t + 1) * R && c.slot_group(k) != g) ++k;
-      if (k == (t + 1) * R || c.holder_at(k).layer >= depth) {
+      while (k < (t + 1) * R && st.slot_group(k) != g) ++k;
+      if (k == (t + 1) * R || st.holder_at(k).layer >= depth) {
         bad("assignment[" + std::to_string(t) + "] = " + std::to_string(g) +
             " does not hold the type in its top " + std::to_string(depth) + " layers");
       }
-      if (++c.load_[static_cast<std::size_t>(g)] > depth) {
+      if (++st.load_[static_cast<std::size_t>(g)] > depth) {
         bad("group " + std::to_string(g) + " provides more types than the depth " +
             std::to_string(depth));
       }
     }
   }
-  c.assign_ = std::move(assign);
-  c.depth_ = depth;
-  c.price_depth_ = std::max(depth, 1);
-  c.wiped_out_ = wiped != 0;
-  c.events_ = events;
+  st.assign_ = std::move(assign);
+  st.depth_ = depth;
+  st.price_depth_ = std::max(depth, 1);
+  st.wiped_out_ = wiped != 0;
+  st.events_ = events;
   if (meta_out) meta_out->assign(meta.begin(), meta.end());
   return c;
 }

@@ -1,9 +1,11 @@
 // Hopcroft-Karp matching and its capacity-aware generalisation to b-matching.
 //
 // Both kernels share one shape: a greedy start, single augmenting searches on a work budget,
-// then phases that each run a BFS from the free left vertices to layer the graph by shortest
-// augmenting-path length, and an iterative DFS (explicit stack, current-arc pointers) that
-// augments a maximal set of left-disjoint shortest paths. The DFS stack holds at most one
+// then Hopcroft-Karp phases (hopcroft_karp_phases, one implementation for both, over the
+// right side's capacities: UnitRight or SlotRight) that each run a BFS from the free left
+// vertices to layer the graph by shortest augmenting-path length, and an iterative DFS
+// (explicit stack, current-arc pointers) that augments a maximal set of left-disjoint
+// shortest paths. The DFS stack holds at most one
 // entry per BFS layer, so its size is bounded by the number of left vertices whatever the
 // degrees or duplicate entries. On random sparse graphs matching starts with Karp-Sipser
 // instead, drops the free vertices that no augmenting path can reach (live_left) and goes
@@ -176,6 +178,256 @@ struct Right {
   Index end;
   Index mark;
 };
+
+// The right side of a matching, as the first-fit start and the Hopcroft-Karp phase see it.
+// UnitRight: capacity one per right vertex (mate_r); SlotRight: capacity[j] slots per right
+// vertex (Right records). Each provides
+//   has_room(j)            j can take one more left vertex;
+//   take(j, u)             u takes room at j (first fit);
+//   begin_phase()          a new phase starts;
+//   scan(j, lu, f)         BFS: layer lu reached j, which has no room: f(w) for every left
+//                          vertex w that j holds (for SlotRight only the first layer to
+//                          reach j passes through it, which keeps paths shortest);
+//   next(j, lu, level)     DFS: a left vertex that j holds on layer lu + 1 through which the
+//                          path may go on, or -1;
+//   retreat(parent, it)    DFS: the vertex pushed from `parent` led nowhere;
+//   augment(stack, it, j)  DFS: the path on `stack` ends at j, which has room: shift along
+//                          it (each vertex's arc it[v] points at the right vertex it takes).
+struct UnitRight {
+  Span<std::int32_t> indices;
+  std::vector<Index>& mate_l;
+  std::vector<Index>& mate_r;
+
+  bool has_room(Index j) const { return mate_r[as_size(j)] < 0; }
+  void take(Index j, Index u) {
+    mate_r[as_size(j)] = u;
+    mate_l[as_size(u)] = j;
+  }
+  void begin_phase() {}
+  template <class F>
+  void scan(Index j, std::int32_t /*lu*/, F&& f) const {
+    f(mate_r[as_size(j)]);
+  }
+  Index next(Index j, std::int32_t lu, const std::vector<std::int32_t>& level) const {
+    const Index w = mate_r[as_size(j)];
+    return level[as_size(w)] == lu + 1 ? w : -1;
+  }
+  void retreat(Index parent, std::vector<Index>& it) const { ++it[as_size(parent)]; }
+  void augment(const std::vector<Index>& stack, const std::vector<Index>& it, Index /*j*/) {
+    for (const Index v : stack) {
+      const Index j = indices[as_size(it[as_size(v)])];
+      mate_r[as_size(j)] = v;
+      mate_l[as_size(v)] = j;
+    }
+  }
+};
+
+struct SlotRight {
+  Span<std::int32_t> indices;
+  std::vector<Right>& right;
+  std::vector<Index>& slots;
+  std::vector<Index>& mate;
+  // cursor[j] walks j's slots in the DFS (a right vertex whose slots are exhausted is dead for
+  // the phase); right[j].mark is the left layer that scanned j in this phase (kUnreached if
+  // none), reset through `scanned`.
+  std::vector<Index> cursor;
+  std::vector<Index> scanned;
+
+  bool has_room(Index j) const {
+    const Right& r = right[as_size(j)];
+    return r.fill < r.end;
+  }
+  void take(Index j, Index u) {
+    slots[as_size(right[as_size(j)].fill++)] = u;
+    mate[as_size(u)] = j;
+  }
+  void begin_phase() {
+    if (cursor.size() != right.size()) {
+      cursor.assign(right.size(), 0);
+      for (Right& r : right) r.mark = kUnreached;
+    }
+    for (const Index j : scanned) right[as_size(j)].mark = kUnreached;
+    scanned.clear();
+  }
+  template <class F>
+  void scan(Index j, std::int32_t lu, F&& f) {
+    Right& r = right[as_size(j)];
+    if (r.mark != kUnreached) return;
+    r.mark = lu;
+    cursor[as_size(j)] = r.start;
+    scanned.push_back(j);
+    for (Index s = r.start; s < r.fill; ++s) f(slots[as_size(s)]);
+  }
+  Index next(Index j, std::int32_t lu, const std::vector<std::int32_t>& level) {
+    const Right& r = right[as_size(j)];
+    if (r.mark != lu) return -1;
+    Index& c = cursor[as_size(j)];
+    for (; c < r.fill; ++c) {
+      if (level[as_size(slots[as_size(c)])] == lu + 1) return slots[as_size(c)];
+    }
+    return -1;
+  }
+  // The parent's right vertex: its current slot led nowhere, try its next slot.
+  void retreat(Index parent, std::vector<Index>& it) {
+    ++cursor[as_size(indices[as_size(it[as_size(parent)])])];
+  }
+  void augment(const std::vector<Index>& stack, const std::vector<Index>& it, Index j) {
+    // The last vertex takes a free slot of j; every earlier u_i takes over the slot of
+    // u_{i+1} at the right vertex its arc points at (cursor of that vertex), so no slot moves.
+    Index slot = right[as_size(j)].fill++;
+    Index to = j;
+    for (std::size_t i = stack.size(); i-- > 0;) {
+      const Index v = stack[i];
+      slots[as_size(slot)] = v;
+      mate[as_size(v)] = to;
+      if (i > 0) {
+        to = indices[as_size(it[as_size(stack[i - 1])])];
+        slot = cursor[as_size(to)];
+      }
+    }
+  }
+};
+
+// Greedy first fit: each left vertex takes its first entry with room. On SPARe graphs it
+// matches almost everything in one O(E) pass.
+template <class Side>
+void first_fit(Span<std::int32_t> indptr, Span<std::int32_t> indices, Side& side) {
+  const std::size_t n_left = indptr.size - 1;
+  for (std::size_t u = 0; u < n_left; ++u) {
+    for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
+      const Index j = indices[as_size(k)];
+      if (side.has_room(j)) {
+        side.take(j, static_cast<Index>(u));
+        break;
+      }
+    }
+  }
+}
+
+// The left vertices with an entry that `mate` leaves unmatched, in index order; counts the
+// left vertices with an entry into *n_with_edges if given.
+std::vector<Index> unmatched_left(Span<std::int32_t> indptr, const std::vector<Index>& mate,
+                                  std::size_t* n_with_edges = nullptr) {
+  std::vector<Index> free_left;
+  std::size_t with_edges = 0;
+  for (std::size_t u = 0; u < mate.size(); ++u) {
+    if (indptr[u + 1] == indptr[u]) continue;
+    ++with_edges;
+    if (mate[u] < 0) free_left.push_back(static_cast<Index>(u));
+  }
+  if (n_with_edges) *n_with_edges = with_edges;
+  return free_left;
+}
+
+// Keeps the vertices of `v` for which keep(u) holds, in order.
+template <class Keep>
+void keep_if(std::vector<Index>& v, Keep keep) {
+  std::size_t kept = 0;
+  for (const Index u : v) {
+    if (keep(u)) v[kept++] = u;
+  }
+  v.resize(kept);
+}
+
+// Hopcroft-Karp phases from the free left vertices until none is left or no augmenting path
+// exists. Each phase layers the graph by a BFS from the free left vertices (level[u]: the
+// layer of left vertex u, kUnreached if none) up to the shortest augmenting length `found`,
+// then augments a maximal set of left-disjoint shortest paths by an iterative DFS (explicit
+// stack, current-arc pointers it[u]); the stack holds at most one entry per layer. `level`
+// comes in kUnreached, or negative for left vertices no path may use (never overwritten);
+// `mate` is the left side's matching, which the side updates as it augments.
+template <class Side>
+void hopcroft_karp_phases(Span<std::int32_t> indptr, Span<std::int32_t> indices, Side& side,
+                          const std::vector<Index>& mate, std::vector<Index>& free_left,
+                          std::vector<std::int32_t>& level) {
+  const std::size_t n_left = indptr.size - 1;
+  std::vector<Index> queue;
+  queue.reserve(n_left);
+  std::vector<Index> it(n_left);
+  std::vector<Index> stack;
+  stack.reserve(n_left);
+
+  while (!free_left.empty()) {
+    // BFS layering. The previous phase labelled exactly the vertices of its queue.
+    for (const Index u : queue) level[as_size(u)] = kUnreached;
+    queue.clear();
+    side.begin_phase();
+    for (const Index u : free_left) {
+      level[as_size(u)] = 0;
+      queue.push_back(u);
+    }
+    std::int32_t found = kUnreached;
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const Index u = queue[qi];
+      const std::int32_t lu = level[as_size(u)];
+      if (lu >= found) break;
+      const Index own = mate[as_size(u)];
+      for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
+        const Index j = indices[as_size(k)];
+        if (j == own) continue;
+        if (side.has_room(j)) {
+          found = lu;
+          continue;
+        }
+        side.scan(j, lu, [&](Index w) {
+          if (level[as_size(w)] == kUnreached) {
+            level[as_size(w)] = lu + 1;
+            queue.push_back(w);
+          }
+        });
+      }
+    }
+    if (found == kUnreached) break;
+
+    // DFS along the layers from each free left vertex still on layer 0.
+    for (const Index u : queue) it[as_size(u)] = indptr[as_size(u)];
+    bool any = false;
+    for (const Index root : free_left) {
+      if (level[as_size(root)] != 0) continue;
+      stack.clear();
+      stack.push_back(root);
+      while (!stack.empty()) {
+        const Index u = stack.back();
+        const std::int32_t lu = level[as_size(u)];
+        const Index own = mate[as_size(u)];
+        const Index end = indptr[as_size(u) + 1];
+        bool pushed = false;
+        bool augmented = false;
+        Index& k = it[as_size(u)];
+        for (; k < end; ++k) {
+          const Index j = indices[as_size(k)];
+          if (j == own) continue;
+          if (side.has_room(j)) {
+            if (lu != found) continue;
+            side.augment(stack, it, j);
+            // Left-disjoint paths within a phase.
+            for (const Index v : stack) level[as_size(v)] = kUnreached;
+            augmented = true;
+            break;
+          }
+          if (lu >= found) continue;
+          const Index w = side.next(j, lu, level);
+          if (w >= 0) {
+            stack.push_back(w);
+            pushed = true;
+            break;
+          }
+        }
+        if (augmented) {
+          any = true;
+          break;
+        }
+        if (!pushed) {
+          level[as_size(u)] = kUnreached;  // dead end for the rest of the phase
+          stack.pop_back();
+          if (!stack.empty()) side.retreat(stack.back(), it);
+        }
+      }
+    }
+    if (!any) break;
+    keep_if(free_left, [&](Index u) { return mate[as_size(u)] < 0; });
+  }
+}
 
 // Pressure greedy: an initial b-matching for graphs on which first fit leaves many left
 // vertices free (random sparse graphs; SPARe graphs never need it). Left vertices go in
@@ -375,27 +627,13 @@ std::vector<Index> hopcroft_karp_impl(Span<std::int32_t> indptr, Span<std::int32
   const std::size_t n_left = indptr.size - 1;
   std::vector<Index> mate_l(n_left, -1);
   std::vector<Index> mate_r(static_cast<std::size_t>(n_right), -1);
+  UnitRight side{indices, mate_l, mate_r};
 
-  // Greedy first fit: on SPARe graphs it matches almost everything in one O(E) pass; where
-  // it leaves a large gap (random sparse graphs), the Karp-Sipser start replaces it.
-  for (std::size_t u = 0; u < n_left; ++u) {
-    for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
-      const Index j = indices[as_size(k)];
-      if (mate_r[as_size(j)] < 0) {
-        mate_r[as_size(j)] = static_cast<Index>(u);
-        mate_l[u] = j;
-        break;
-      }
-    }
-  }
-
-  std::vector<Index> free_left;
+  // Greedy first fit; where it leaves a large gap (random sparse graphs), the Karp-Sipser
+  // start replaces it.
+  first_fit(indptr, indices, side);
   std::size_t n_with_edges = 0;
-  for (std::size_t u = 0; u < n_left; ++u) {
-    if (indptr[u + 1] == indptr[u]) continue;
-    ++n_with_edges;
-    if (mate_l[u] < 0) free_left.push_back(static_cast<Index>(u));
-  }
+  std::vector<Index> free_left = unmatched_left(indptr, mate_l, &n_with_edges);
   // A matching as large as min(left vertices with edges, right vertices) is maximum: nothing
   // to search (SPARe graphs with more types than alive groups end here).
   if (!karp_sipser_start &&
@@ -417,17 +655,10 @@ std::vector<Index> hopcroft_karp_impl(Span<std::int32_t> indptr, Span<std::int32
   if (karp_sipser_ran) {
     const Transpose t = transpose(indptr, indices, mate_r.size());
     karp_sipser(indptr, indices, t, mate_l, mate_r);
-    free_left.clear();
-    for (std::size_t u = 0; u < n_left; ++u) {
-      if (mate_l[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
-    }
+    free_left = unmatched_left(indptr, mate_l);
     if (free_left.empty()) return mate_l;
     live = live_left(t, mate_l, mate_r);
-    std::size_t kept = 0;
-    for (const Index u : free_left) {
-      if (live[as_size(u)]) free_left[kept++] = u;
-    }
-    free_left.resize(kept);
+    keep_if(free_left, [&](Index u) { return live[as_size(u)] != 0; });
   }
   if (free_left.empty()) return mate_l;
   if (!karp_sipser_ran) {
@@ -442,89 +673,7 @@ std::vector<Index> hopcroft_karp_impl(Span<std::int32_t> indptr, Span<std::int32
   for (std::size_t u = 0; u < live.size(); ++u) {
     if (!live[u]) dist[u] = kDeadLeft;
   }
-  std::vector<Index> queue;
-  queue.reserve(n_left);
-  std::vector<Index> it(n_left);
-  std::vector<Index> stack;
-  stack.reserve(n_left);
-
-  while (!free_left.empty()) {
-    // BFS layering from the free left vertices; `found` is the shortest augmenting length.
-    // The previous phase labelled exactly the vertices of its queue.
-    for (const Index u : queue) dist[as_size(u)] = kUnreached;
-    queue.clear();
-    for (Index u : free_left) {
-      dist[as_size(u)] = 0;
-      queue.push_back(u);
-    }
-    std::int32_t found = kUnreached;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const Index u = queue[qi];
-      const std::int32_t du = dist[as_size(u)];
-      if (du >= found) break;
-      for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
-        const Index w = mate_r[as_size(indices[as_size(k)])];
-        if (w < 0) {
-          found = du;
-        } else if (dist[as_size(w)] == kUnreached) {
-          dist[as_size(w)] = du + 1;
-          queue.push_back(w);
-        }
-      }
-    }
-    if (found == kUnreached) break;
-
-    for (Index u : queue) it[as_size(u)] = indptr[as_size(u)];
-    bool any = false;
-    for (Index root : free_left) {
-      if (dist[as_size(root)] != 0) continue;
-      stack.clear();
-      stack.push_back(root);
-      while (!stack.empty()) {
-        const Index u = stack.back();
-        const std::int32_t du = dist[as_size(u)];
-        const Index end = indptr[as_size(u) + 1];
-        bool pushed = false;
-        bool augmented = false;
-        Index& k = it[as_size(u)];
-        for (; k < end; ++k) {
-          const Index w = mate_r[as_size(indices[as_size(k)])];
-          if (w < 0) {
-            if (du != found) continue;
-            // Augment along the stack: each u_i takes the right vertex its arc points at.
-            for (Index v : stack) {
-              const Index j = indices[as_size(it[as_size(v)])];
-              mate_r[as_size(j)] = v;
-              mate_l[as_size(v)] = j;
-              dist[as_size(v)] = kUnreached;  // left-disjoint paths within a phase
-            }
-            augmented = true;
-            break;
-          }
-          if (du < found && dist[as_size(w)] == du + 1) {
-            stack.push_back(w);
-            pushed = true;
-            break;
-          }
-        }
-        if (augmented) {
-          any = true;
-          break;
-        }
-        if (!pushed) {
-          dist[as_size(u)] = kUnreached;  // dead end for the rest of the phase
-          stack.pop_back();
-          if (!stack.empty()) ++it[as_size(stack.back())];
-        }
-      }
-    }
-    if (!any) break;
-    std::size_t kept = 0;
-    for (Index u : free_left) {
-      if (mate_l[as_size(u)] < 0) free_left[kept++] = u;
-    }
-    free_left.resize(kept);
-  }
+  hopcroft_karp_phases(indptr, indices, side, mate_l, free_left, dist);
   return mate_l;
 }
 }  // namespace
@@ -599,33 +748,15 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   }
   std::vector<Index> slots(as_size(n_slots));
   std::vector<Index> mate(n_left, -1);
+  SlotRight side{indices, right, slots, mate, {}, {}};
 
-  for (std::size_t u = 0; u < n_left; ++u) {
-    for (Index k = indptr[u]; k < indptr[u + 1]; ++k) {
-      const Index j = indices[as_size(k)];
-      Right& r = right[as_size(j)];
-      if (r.fill < r.end) {
-        slots[as_size(r.fill++)] = static_cast<Index>(u);
-        mate[u] = j;
-        break;
-      }
-    }
-  }
-
-  std::vector<Index> free_left;
+  first_fit(indptr, indices, side);
   std::size_t n_with_edges = 0;
-  for (std::size_t u = 0; u < n_left; ++u) {
-    if (indptr[u + 1] == indptr[u]) continue;
-    ++n_with_edges;
-    if (mate[u] < 0) free_left.push_back(static_cast<Index>(u));
-  }
+  std::vector<Index> free_left = unmatched_left(indptr, mate, &n_with_edges);
   if (worth_better_start(free_left.size(), n_with_edges, as_size(n_slots), n_left)) {
     // First fit left too much for the searches: start over from a better initial b-matching.
     pressure_greedy(indptr, indices, right, slots, mate);
-    free_left.clear();
-    for (std::size_t u = 0; u < n_left; ++u) {
-      if (mate[u] < 0 && indptr[u + 1] > indptr[u]) free_left.push_back(static_cast<Index>(u));
-    }
+    free_left = unmatched_left(indptr, mate);
   }
   if (free_left.empty()) return mate;  // the common SPARe case: no search, no search memory
 
@@ -714,129 +845,10 @@ std::vector<std::int32_t> max_b_matching(Span<std::int32_t> indptr, Span<std::in
   if (next_root == free_left.size()) return mate;
 
   // Over budget: phases from the free vertices not yet searched.
-  {
-    std::size_t kept = 0;
-    for (std::size_t i = next_root; i < free_left.size(); ++i) free_left[kept++] = free_left[i];
-    free_left.resize(kept);
-  }
-  std::vector<std::int32_t>& level = seen;
-  // rlevel (right[j].mark): the left layer that scanned full right vertex j in this phase
-  // (kUnreached if none); only that layer may pass through j, which keeps paths shortest.
-  // cursor[j] walks j's slots in the DFS; a right vertex whose slots are exhausted is dead
-  // for the phase.
-  for (Right& r : right) r.mark = kUnreached;
-  std::vector<Index> cursor(n_right, 0);
-  std::vector<Index> scanned;
-  std::vector<Index> it(n_left);
-  std::vector<Index>& stack = reached_right;
-  stack.reserve(n_left);
-
-  while (!free_left.empty()) {
-    std::fill(level.begin(), level.end(), kUnreached);
-    for (Index j : scanned) right[as_size(j)].mark = kUnreached;
-    scanned.clear();
-    queue.clear();
-    for (Index u : free_left) {
-      level[as_size(u)] = 0;
-      queue.push_back(u);
-    }
-    std::int32_t found = kUnreached;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const Index u = queue[qi];
-      const std::int32_t lu = level[as_size(u)];
-      if (lu >= found) break;
-      for (Index k = indptr[as_size(u)]; k < indptr[as_size(u) + 1]; ++k) {
-        const Index j = indices[as_size(k)];
-        if (j == mate[as_size(u)]) continue;
-        Right& r = right[as_size(j)];
-        if (r.fill < r.end) {
-          found = lu;
-          continue;
-        }
-        if (r.mark != kUnreached) continue;
-        r.mark = lu;
-        cursor[as_size(j)] = r.start;
-        scanned.push_back(j);
-        for (Index s = r.start; s < r.fill; ++s) {
-          const Index w = slots[as_size(s)];
-          if (level[as_size(w)] == kUnreached) {
-            level[as_size(w)] = lu + 1;
-            queue.push_back(w);
-          }
-        }
-      }
-    }
-    if (found == kUnreached) break;
-
-    for (Index u : queue) it[as_size(u)] = indptr[as_size(u)];
-    bool any = false;
-    for (Index root : free_left) {
-      if (level[as_size(root)] != 0) continue;
-      stack.clear();
-      stack.push_back(root);
-      while (!stack.empty()) {
-        const Index u = stack.back();
-        const std::int32_t lu = level[as_size(u)];
-        const Index end = indptr[as_size(u) + 1];
-        bool pushed = false;
-        bool augmented = false;
-        Index& k = it[as_size(u)];
-        for (; k < end; ++k) {
-          const Index j = indices[as_size(k)];
-          if (j == mate[as_size(u)]) continue;
-          Right& r = right[as_size(j)];
-          if (r.fill < r.end) {
-            if (lu != found) continue;
-            // u takes a free slot of j; every earlier u_i takes over the slot of u_{i+1} at
-            // the right vertex its arc points at (cursor of that vertex), so no slot moves.
-            const std::size_t top = stack.size() - 1;
-            Index slot = r.fill++;
-            Index to = j;
-            for (std::size_t i = top + 1; i-- > 0;) {
-              const Index v = stack[i];
-              slots[as_size(slot)] = v;
-              mate[as_size(v)] = to;
-              level[as_size(v)] = kUnreached;
-              if (i > 0) {
-                to = indices[as_size(it[as_size(stack[i - 1])])];
-                slot = cursor[as_size(to)];
-              }
-            }
-            augmented = true;
-            break;
-          }
-          if (lu >= found || r.mark != lu) continue;
-          Index& c = cursor[as_size(j)];
-          for (; c < r.fill; ++c) {
-            if (level[as_size(slots[as_size(c)])] == lu + 1) break;
-          }
-          if (c < r.fill) {
-            stack.push_back(slots[as_size(c)]);
-            pushed = true;
-            break;
-          }
-        }
-        if (augmented) {
-          any = true;
-          break;
-        }
-        if (!pushed) {
-          level[as_size(u)] = kUnreached;
-          stack.pop_back();
-          // The parent's right vertex: its current slot led nowhere, try its next slot.
-          if (!stack.empty()) {
-            ++cursor[as_size(indices[as_size(it[as_size(stack.back())])])];
-          }
-        }
-      }
-    }
-    if (!any) break;
-    std::size_t kept = 0;
-    for (Index u : free_left) {
-      if (mate[as_size(u)] < 0) free_left[kept++] = u;
-    }
-    free_left.resize(kept);
-  }
+  free_left.erase(free_left.begin(), free_left.begin() + static_cast<std::ptrdiff_t>(next_root));
+  std::vector<std::int32_t>& level = seen;  // the searches' marks are done with
+  std::fill(level.begin(), level.end(), kUnreached);
+  hopcroft_karp_phases(indptr, indices, side, mate, free_left, level);
   return mate;
 }
 

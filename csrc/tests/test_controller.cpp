@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness.hpp"
@@ -313,6 +314,42 @@ void test_divider_is_exact() {
     }
   }
 }
+
+// A copy is an independent controller in the same state: it decides as the original does, and
+// events on one leave the other unchanged; a moved-to controller carries the state on.
+void test_copy_and_move() {
+  const std::int32_t n = 300;
+  const std::int32_t r = 4;
+  const auto s = cyclic(n, r);
+  Controller a(span(s), n, r, {});
+  for (std::int32_t g = 0; g < n; g += 5) {
+    std::vector<std::int32_t> one = {g};
+    a.fail(span(one));
+  }
+  Controller b(a);
+  CHECK(b.snapshot() == a.snapshot());
+  const std::uint64_t before = b.events();
+  std::vector<std::int32_t> first = {1};
+  a.fail(span(first));
+  CHECK(b.events() == before && b.alive()[1] == 1);
+  b.fail(span(first));
+  for (std::int32_t g = 2; g < n; g += 5) {
+    std::vector<std::int32_t> one = {g};
+    const Decision da = a.fail(span(one));
+    const Decision db = b.fail(span(one));
+    CHECK(da.status == db.status && da.depth == db.depth && da.moves == db.moves);
+    CHECK(da.patch == db.patch);
+  }
+  for (std::int32_t t = 0; t < a.n_types(); ++t) CHECK(a.assignment()[t] == b.assignment()[t]);
+  const std::string snap = a.snapshot();
+  Controller moved(std::move(a));
+  CHECK(moved.snapshot() == snap);
+  Controller assigned(span(s), n, r, {});
+  assigned = moved;
+  CHECK(assigned.snapshot() == snap);
+  assigned = std::move(moved);
+  CHECK(assigned.snapshot() == snap && assigned.events() == b.events());
+}
 }  // namespace
 
 int main() {
@@ -324,5 +361,6 @@ int main() {
   test_raises_and_saturation_match_solve();
   test_relabelled_saturation_matches_solve();
   test_fail_into_equals_fail_and_reuses_the_decision();
+  test_copy_and_move();
   return harness::summary("test_controller");
 }

@@ -21,31 +21,39 @@ with :class:`ArgumentParser` and call :func:`run_main` the same way.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import importlib.util
 import math
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO, cast
 
 __all__ = [
     "ArgumentParser",
+    "OutputError",
     "UsageError",
     "check_memory",
+    "check_output_file",
+    "check_output_folder",
     "duration",
     "int_at_least",
     "int_list",
     "number",
+    "parse_int",
     "require",
     "choice_list",
     "run_main",
     "timedelta_arg",
     "usage_from_value_error",
+    "writing",
 ]
 
 EXIT_USAGE = 2
+EXIT_IO = 1
 
 # Which extra installs what an optional feature imports (pyproject.toml's optional-dependencies).
 EXTRAS = {
@@ -70,6 +78,22 @@ class UsageError(Exception):
     def __init__(self, option: str, value: Any = None, problem: str | None = None) -> None:
         text = option if problem is None else f"{option} = {value} {problem}"
         super().__init__(text)
+
+
+class OutputError(Exception):
+    """An output that cannot be written: printed as one line, exit status 1.
+
+    ``OutputError("--json", "/dev/full", err)`` reads
+    ``--json = /dev/full: cannot write it (No space left on device)``.
+    """
+
+    def __init__(
+        self, option: str, path: Any, error: OSError | str, *, stdout: bool = False
+    ) -> None:
+        why = error if isinstance(error, str) else (error.strerror or str(error))
+        text = f"{option} = {path}: cannot write it" if option else f"cannot write {path}"
+        super().__init__(f"{text} ({why})")
+        self.stdout = stdout  # standard output failed: it is silenced before the exit
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -104,6 +128,20 @@ def run_main(
     debug = "--debug" in args_list
     if debug:
         args_list = [a for a in args_list if a != "--debug"]
+    stdout = sys.stdout
+    sys.stdout = cast(TextIO, _CheckedStdout(stdout))
+    try:
+        return _run(parser, args_list, run, debug)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(
+    parser: argparse.ArgumentParser,
+    args_list: list[str],
+    run: Callable[[argparse.Namespace], int | None] | None,
+    debug: bool,
+) -> int:
     try:
         args = parser.parse_args(args_list)
         func = run if run is not None else args.func
@@ -116,16 +154,67 @@ def run_main(
         print(f"{_prog(parser, args_list)}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader went away: nothing more to say. Point stdout at devnull so the
-        # interpreter's own flush at exit does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # The reader went away: nothing more to say.
+        _silence_stdout()
         return 0
+    except (OutputError, OSError) as e:
+        # An output that cannot be written (a full disk, standard output on /dev/full) or any
+        # other I/O failure: one line, exit status 1.
+        if debug:
+            raise
+        if isinstance(e, OutputError) and e.stdout:
+            _silence_stdout()
+        if isinstance(e, OSError) and e.filename is not None:
+            text = f"{e.filename}: {e.strerror or e}"
+        else:
+            text = str(e)
+        print(f"{_prog(parser, args_list)}: {text}", file=sys.stderr)
+        return EXIT_IO
     except KeyboardInterrupt:
         if debug:
             raise
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
+
+
+class _CheckedStdout:
+    """Standard output whose write errors (``> /dev/full``) are :class:`OutputError`.
+
+    A closed pipe stays a ``BrokenPipeError`` (:func:`run_main` ends quietly on it).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError("", "standard output", e, stdout=True) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError("", "standard output", e, stdout=True) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull, so that the interpreter's own flush at exit does not fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (a test's capture): nothing flushes it at exit
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _prog(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
@@ -144,22 +233,64 @@ def _prog(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
 
 
 # -- option types -------------------------------------------------------------------------------
+# The largest int any integer option takes when it states no bound of its own: it fits an int64,
+# so no option value overflows a C integer further in.
+INT_OPTION_MAX = 2**63 - 1
+
+# ``1e6``, ``2.5e3``: an integer written in scientific notation (ASCII digits only).
+_SCIENTIFIC = re.compile(r"([+-]?)(\d+)(?:\.(\d*))?[eE]\+?(\d+)", re.ASCII)
+
+
+def parse_int(text: str, lo: int = -INT_OPTION_MAX - 1, hi: int = INT_OPTION_MAX) -> int:
+    """``text`` as an exact int in ``[lo, hi]``: ASCII digits, or scientific notation (``1e6``).
+
+    Raises ``argparse.ArgumentTypeError`` with the text after ``=`` (argparse puts the option
+    before it): ``= '1.5' is not an integer`` for anything that is not an integer, full-width
+    and other non-ASCII digits included; ``= 1e400 must be <= ...`` out of range, judged from
+    the digit count before any exact value of that size is built.
+    """
+    t = text.strip()
+    m = _SCIENTIFIC.fullmatch(t) if t.isascii() else None
+    if m is not None:
+        sign, whole, frac, exp = m.groups()
+        frac = (frac or "").rstrip("0")
+        digits = (whole + frac).lstrip("0") or "0"
+        shift = (int(exp) if len(exp.lstrip("0")) <= 6 else 10**7) - len(frac)
+    elif t.isascii() and re.fullmatch(r"[+-]?\d+", t, re.ASCII):
+        sign, digits, shift = t[0] if t[0] in "+-" else "", t.lstrip("+-").lstrip("0") or "0", 0
+    else:
+        raise argparse.ArgumentTypeError(f"= {text!r} is not an integer")
+    bound = lo if sign == "-" else hi
+    if digits != "0" and len(digits) + shift > len(str(abs(bound))):
+        raise _out_of_range(text, lo, hi, sign == "-")  # more digits than the bound has
+    mantissa = int(digits)
+    if shift < 0:
+        mantissa, rest = divmod(mantissa, 10**-shift)
+        if rest:
+            raise argparse.ArgumentTypeError(f"= {text!r} is not an integer")
+        shift = 0
+    value = mantissa * 10**shift
+    value = -value if sign == "-" else value
+    if value < lo or value > hi:
+        raise _out_of_range(text, lo, hi, value < lo)
+    return value
+
+
+def _out_of_range(text: str, lo: int, hi: int, below: bool) -> argparse.ArgumentTypeError:
+    return argparse.ArgumentTypeError(
+        f"= {text.strip()} must be >= {lo}" if below else f"= {text.strip()} must be <= {hi}"
+    )
+
+
 def int_at_least(lo: int, hi: int | None = None) -> Callable[[str], int]:
-    """An int option in ``[lo, hi]`` (``hi`` None: no upper bound); accepts ``1e6``."""
+    """An int option in ``[lo, hi]`` (``hi`` None: up to :data:`INT_OPTION_MAX`).
+
+    Accepts ``1e6``; refuses ``1.5``, ``1e400`` and non-ASCII digits with one line.
+    """
+    top = INT_OPTION_MAX if hi is None else hi
 
     def parse(text: str) -> int:
-        try:
-            value = float(text) if re.fullmatch(r"[+-]?\d+(\.0*)?[eE]\+?\d+", text) else int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"= {text!r} is not an integer") from None
-        if value != int(value):
-            raise argparse.ArgumentTypeError(f"= {text!r} is not an integer")
-        value = int(value)
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"= {value} must be >= {lo}")
-        if hi is not None and value > hi:
-            raise argparse.ArgumentTypeError(f"= {value} must be <= {hi}")
-        return value
+        return parse_int(text, lo, top)
 
     parse.__name__ = "integer"
     return parse
@@ -179,6 +310,8 @@ def number(
         if optional and text.lower() == "none":
             return None
         try:
+            if not text.isascii():  # float() reads full-width and other Unicode digits
+                raise ValueError(text)
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"= {text!r} is not a number") from None
@@ -206,14 +339,22 @@ def duration(
         t = text.strip()
         if optional and t.lower() == "none":
             return None
+        if not t.isascii():  # the number pattern would read full-width digits
+            raise argparse.ArgumentTypeError(f"= {text!r} is not a duration (60s, 5min, 1h)")
         if t.lower() in ("inf", "infinity"):
             value = math.inf
         else:
             sign = -1.0 if t.startswith("-") else 1.0
             try:
                 value = sign * parse_duration(t.lstrip("+-")).total_seconds()
-            except (ValueError, OverflowError) as e:
+            except ValueError as e:
                 raise argparse.ArgumentTypeError(f"= {text!r}: {e}") from None
+            except OverflowError:  # beyond what datetime.timedelta holds
+                longest = f"{dt.timedelta.max.total_seconds():.4g} s (999999999 days)"
+                also = "; inf means never" if allow_inf else ""
+                raise argparse.ArgumentTypeError(
+                    f"= {text} is too long: at most {longest}{also}"
+                ) from None
         return _in_range(value, text, lo, None, lo_open, allow_inf)
 
     parse.__name__ = "duration"
@@ -250,10 +391,12 @@ def int_list(lo: int = 1, hi: int | None = None) -> Callable[[str], list[int]]:
 
     def parse(text: str) -> list[int]:
         out: set[int] = set()
+        if not text.isascii():  # int() reads full-width and other Unicode digits
+            raise argparse.ArgumentTypeError(f"= {text!r} is not a list like 1-20 or 2,3,8")
         for part in text.split(","):
             part = part.strip()
             try:
-                if re.fullmatch(r"\d+\s*-\s*\d+", part):
+                if re.fullmatch(r"\d+\s*-\s*\d+", part, re.ASCII):
                     a, b = (int(x) for x in part.split("-"))
                     if b < a:
                         raise argparse.ArgumentTypeError(f"= {text!r}: range {part!r} is empty")
@@ -305,6 +448,63 @@ def require(module: str, feature: str) -> None:
         extra = EXTRAS.get(module)
         how = f"pip install 'spare-fast[{extra}]'" if extra else f"pip install {module}"
         raise UsageError(f"{feature} needs {module}, which is not installed: {how}")
+
+
+def check_output_file(option: str, path: str | os.PathLike[str] | None) -> None:
+    """Refuse an output file before the work: a missing folder or a folder given (exit 2),
+    or a place that cannot be written (exit 1, :class:`OutputError`).
+
+    Opens the file for appending and closes it again, so nothing is truncated; a file that
+    did not exist before is removed again.
+    """
+    if path is None:
+        return
+    text = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise UsageError(option, text, f"is in a folder that does not exist ({folder})")
+    if os.path.isdir(text):
+        raise UsageError(option, text, "is a folder, not a file")
+    existed = os.path.lexists(text)
+    try:
+        with open(text, "ab"):
+            pass
+    except OSError as e:
+        raise OutputError(option, text, e) from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.remove(text)
+
+
+def check_output_folder(option: str, path: str | os.PathLike[str]) -> None:
+    """Make the output folder ``path`` and check it takes files, before the work.
+
+    A missing parent folder is a :class:`UsageError` (exit 2); a file in the way or a folder
+    that cannot be written is an :class:`OutputError` (exit 1).
+    """
+    text = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise UsageError(option, text, f"is in a folder that does not exist ({parent})")
+    if os.path.lexists(text) and not os.path.isdir(text):
+        raise OutputError(option, text, "it is a file, not a folder")
+    try:
+        os.makedirs(text, exist_ok=True)
+        with tempfile.TemporaryFile(dir=text):
+            pass
+    except OSError as e:
+        raise OutputError(option, text, e) from None
+
+
+@contextlib.contextmanager
+def writing(option: str, path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn an ``OSError`` in the block (a full disk) into :class:`OutputError` for ``option``."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(option, os.fspath(path), e) from None
 
 
 def available_memory() -> int:

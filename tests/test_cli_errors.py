@@ -1,9 +1,10 @@
 """Every command answers a user error with one line on stderr naming the option, exit 2.
 
-Most cases run in this process through the command's ``main(argv)`` (each fails while parsing
-or in the checks before any work, so the whole file takes seconds); a few run as real
-processes: the console script's path, a closed pipe, ``--debug``, and the scripts under
-``tools/`` and ``examples/``.
+Most cases run in this process through the command's ``main(argv)`` (the ``run_cli`` fixture;
+each fails while parsing or in the checks before any work, so the whole file takes seconds); a
+few run as real processes: the console script's path, a closed pipe, ``--debug``, standard
+output on a full disk, and the scripts under ``tools/`` and ``examples/``.  An output that
+cannot be written is one line too, with exit status 1, found before the work where it can be.
 """
 
 from __future__ import annotations
@@ -12,16 +13,19 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import spare_fast
-from spare_fast.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_ROOT = Path(spare_fast.__file__).resolve().parents[1]
 HUGE = "1000000000"
+
+# The conftest.py fixture: run_cli(*argv) -> (exit status, stdout, stderr).
+RunCli = Callable[..., tuple[int, str, str]]
 
 # (argv, the option the one line must name)
 CASES = [
@@ -123,20 +127,9 @@ CASES = [
 ]
 
 
-def _run_in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        code = main(argv)
-    except SystemExit as e:  # argparse's own errors
-        code = e.code if isinstance(e.code, int) else 1
-    out = capsys.readouterr()
-    return code, out.err
-
-
 @pytest.mark.parametrize(("argv", "option"), CASES, ids=[c[0] for c in CASES])
-def test_user_error_is_one_line_exit_2(
-    argv: str, option: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, err = _run_in_process(argv.split(), capsys)
+def test_user_error_is_one_line_exit_2(argv: str, option: str, run_cli: RunCli) -> None:
+    code, _, err = run_cli(*argv.split())
     assert code == 2, err
     lines = err.strip("\n").splitlines()
     assert len(lines) == 1, err
@@ -146,18 +139,18 @@ def test_user_error_is_one_line_exit_2(
 
 
 def test_an_oversized_lighthouse_option_is_not_blamed_on_bind(
-    capsys: pytest.CaptureFixture[str],
+    run_cli: RunCli,
 ) -> None:
     for option in ("--quorum-tick-ms", "--heartbeat-timeout-ms", "--min-replicas"):
-        code, err = _run_in_process(["lighthouse", "--bind", "127.0.0.1:0", option, "1e30"], capsys)
+        code, _, err = run_cli("lighthouse", "--bind", "127.0.0.1:0", option, "1e30")
         assert code == 2, err
         assert err.startswith(f"spare-fast lighthouse: {option} = 1e30 must be <= ") and (
             "--bind" not in err
         ), err
 
 
-def test_a_long_duration_does_not_leak_a_c_int_message(capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run_in_process(["simulate", "--mtbf", "1e308"], capsys)
+def test_a_long_duration_does_not_leak_a_c_int_message(run_cli: RunCli) -> None:
+    code, _, err = run_cli("simulate", "--mtbf", "1e308")
     assert code == 2
     assert err.strip() == (
         "spare-fast simulate: --mtbf = 1e308 is too long: at most 8.64e+13 s (999999999 days); "
@@ -188,11 +181,11 @@ def test_timeline_file_needs_a_known_suffix_before_the_run(
     name: str,
     problem: str,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    run_cli: RunCli,
     no_long_work: None,
 ) -> None:
     path = tmp_path / name
-    code, err = _run_in_process(["simulate", "--timeline-png", str(path)], capsys)
+    code, _, err = run_cli("simulate", "--timeline-png", str(path))
     assert code == 2, err
     assert err.strip().startswith(f"spare-fast simulate: --timeline-png = {path} {problem}"), err
     assert list(tmp_path.iterdir()) == []
@@ -219,33 +212,33 @@ def _one_io_error(code: int, err: str, prog: str, option: str, path: object) -> 
 
 
 def test_output_file_in_an_unwritable_folder_fails_before_the_run(
-    unwritable_folder: Path, capsys: pytest.CaptureFixture[str], no_long_work: None
+    unwritable_folder: Path, run_cli: RunCli, no_long_work: None
 ) -> None:
     path = unwritable_folder / "spare-fast-test.json"
     for argv in (["simulate", "--json", str(path)], ["bench", "--json", str(path)]):
-        code, err = _run_in_process(argv, capsys)
+        code, _, err = run_cli(*argv)
         _one_io_error(code, err, f"spare-fast {argv[0]}", "--json", path)
     png = unwritable_folder / "spare-fast-test.png"
-    code, err = _run_in_process(["simulate", "--timeline-png", str(png)], capsys)
+    code, _, err = run_cli("simulate", "--timeline-png", str(png))
     _one_io_error(code, err, "spare-fast simulate", "--timeline-png", png)
 
 
 def test_output_folder_that_cannot_be_made_fails_before_the_work(
-    unwritable_folder: Path, capsys: pytest.CaptureFixture[str], no_long_work: None
+    unwritable_folder: Path, run_cli: RunCli, no_long_work: None
 ) -> None:
     out = unwritable_folder / "spare-fast-test-out"
     for argv in (["sweep", "--out", str(out)], ["theory", "--validate", "--out", str(out)]):
-        code, err = _run_in_process(argv, capsys)
+        code, _, err = run_cli(*argv)
         _one_io_error(code, err, f"spare-fast {argv[0]}", "--out", out)
 
 
 def test_a_file_given_as_out_folder_fails_before_the_work(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_long_work: None
+    tmp_path: Path, run_cli: RunCli, no_long_work: None
 ) -> None:
     path = tmp_path / "a-file"
     path.write_text("kept\n")
     for argv in (["sweep", "--out", str(path)], ["theory", "--validate", "--out", str(path)]):
-        code, err = _run_in_process(argv, capsys)
+        code, _, err = run_cli(*argv)
         _one_io_error(code, err, f"spare-fast {argv[0]}", "--out", path)
         assert "a file, not a folder" in err
     assert path.read_text() == "kept\n"
@@ -263,9 +256,9 @@ def test_checking_an_output_file_keeps_what_it_holds(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-def test_a_full_disk_is_one_line_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_full_disk_is_one_line_exit_1(run_cli: RunCli) -> None:
     argv = ["simulate", "--groups", "10", "--steps", "10", "--json", "/dev/full"]
-    code, err = _run_in_process(argv, capsys)
+    code, _, err = run_cli(*argv)
     _one_io_error(code, err, "spare-fast simulate", "--json", "/dev/full")
     assert "No space left on device" in err
 
@@ -281,14 +274,14 @@ def test_standard_output_on_a_full_disk_is_one_line_exit_1() -> None:
     assert p.stderr == "spare-fast plan: cannot write standard output (No space left on device)\n"
 
 
-def test_huge_input_says_what_fits(capsys: pytest.CaptureFixture[str]) -> None:
-    code, err = _run_in_process(["theory", "--groups", HUGE + "00"], capsys)
+def test_huge_input_says_what_fits(run_cli: RunCli) -> None:
+    code, _, err = run_cli("theory", "--groups", HUGE + "00")
     assert code == 2
     assert "GiB" in err and "at most --groups" in err
 
 
 def test_missing_extra_is_named_before_the_work(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, run_cli: RunCli, tmp_path: Path
 ) -> None:
     real = importlib.util.find_spec
 
@@ -298,7 +291,7 @@ def test_missing_extra_is_named_before_the_work(
     monkeypatch.setattr(importlib.util, "find_spec", no_matplotlib)
     png = str(tmp_path / "t.png")
     for argv in (["simulate", "--timeline-png", png], ["sweep"], ["theory", "--validate"]):
-        code, err = _run_in_process(argv, capsys)
+        code, _, err = run_cli(*argv)
         assert code == 2, err
         assert "pip install 'spare-fast[plot]'" in err and len(err.splitlines()) == 1, err
 
@@ -369,9 +362,11 @@ def test_version_and_closed_pipe() -> None:
         ("examples/train_mlp.py", ["--steps", "0"], "--steps"),
     ],
 )
-def test_scripts_one_line_exit_2(script: str, argv: list[str], option: str) -> None:
-    if "train_mlp" in script and importlib.util.find_spec("torch") is None:
-        pytest.skip("examples/train_mlp.py needs the torch extra")
+def test_scripts_one_line_exit_2(
+    script: str, argv: list[str], option: str, request: pytest.FixtureRequest
+) -> None:
+    if "train_mlp" in script:
+        request.getfixturevalue("requires_torch")  # examples/train_mlp.py needs the torch extra
     p = _proc([sys.executable, str(ROOT / script), *argv])
     assert p.returncode == 2, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and option in p.stderr, p.stderr

@@ -1,10 +1,12 @@
 """The discrete-event engine: one pretraining run under failures.
 
-This module is the event loop (:class:`EventQueue`, ``_Run``, :func:`simulate`); when failures
-come is :mod:`spare_fast.sim.failures`, what they cost each scheme :mod:`spare_fast.sim.schemes`,
-when to checkpoint or restart on purpose :mod:`spare_fast.sim.policy`, and where the time goes
-:mod:`spare_fast.sim.ledger`.  The model is described in
-``docs/model.md``, "The simulator".
+This module is the event loop (:class:`EventQueue`, :class:`Phase`, :class:`EventKind`,
+``_Run``, :func:`simulate`); the run's state is in named parts (:mod:`spare_fast.sim.state`:
+the step costs, the jitter draws, the alive groups, the step clock, the step in progress, the
+counts); when failures come is :mod:`spare_fast.sim.failures`, what they cost each scheme
+:mod:`spare_fast.sim.schemes`, when to checkpoint or restart on purpose
+:mod:`spare_fast.sim.policy`, and where the time goes :mod:`spare_fast.sim.ledger`.  The model
+is described in ``docs/model.md``, "The simulator".
 
 Model (every choice below is a documented modelling decision; SPARe's decisions themselves come
 from the real :class:`spare_fast.Controller`):

@@ -93,6 +93,17 @@ class AliveGroups:
     ``members`` lists the alive groups in no particular order and ``position[g]`` is g's index
     in it, so a kill swaps the last member into g's place.  ``alive[g]`` is the membership test.
     ``rack_of[g]`` and ``rack_members[k]`` are the failure domains (fixed).
+
+    Examples
+    --------
+    >>> from spare_fast.sim import Scenario
+    >>> groups = AliveGroups(Scenario(groups=4, racks=2), 4)
+    >>> groups.kill(1); groups.members, len(groups)
+    ([0, 3, 2], 3)
+    >>> groups.alive_rack_mates(0), groups.alive_rack_mates(3)
+    ([0], [2, 3])
+    >>> groups.revive(1); groups.members
+    [0, 3, 2, 1]
     """
 
     __slots__ = ("size", "members", "position", "alive", "rack_of", "rack_members")

@@ -248,7 +248,7 @@ class _Run:
         self.failure_version += 1
         self.stamps[_FAILURE] = self.failure_version
         if self.failure_model.rate > 0:
-            when, victim = self.failure_model.next_failure(self.clock.now, len(self.alive))
+            when, victim = self.failure_model.next_failure(self.clock.now, len(self.alive.members))
             if math.isfinite(when):
                 self.queue.push(when, _FAILURE, (self.failure_version, victim))
 
@@ -266,7 +266,7 @@ class _Run:
         S = self.scheme.multiplier
         u = self.jitter.u[k]
         if self.jitter.slowest_of_alive:
-            u = JitterDraws.slowest(u, len(self.alive))
+            u = JitterDraws.slowest(u, len(self.alive.members))
         step.depth = S
         step.draw = u
         step.start = clock.now
@@ -317,7 +317,7 @@ class _Run:
             return self._batch_scalar(n_hi, S, span, gap)
         ns = np.arange(1, n_hi + 1, dtype=np.float64)
         if j > 0 and jitter.slowest_of_alive:
-            slowest = JitterDraws.slowest(jitter.array[k : k + n_hi], len(self.alive))
+            slowest = JitterDraws.slowest(jitter.array[k : k + n_hi], len(self.alive.members))
             T = ns * d + (S * c * j) * np.cumsum(slowest)
         elif j > 0:
             T = ns * d + (S * c * j) * (jitter.prefix[k + 1 : k + n_hi + 1] - jitter.prefix[k])
@@ -449,24 +449,28 @@ class _Run:
                     event,
                     self.clock.done,
                     self.scheme.multiplier,
-                    len(self.alive),
+                    len(self.alive.members),
                 )
             )
 
     def _time_for_failures(self, rem: float) -> float:
         """Expected wall time, from now, until ``rem`` more failures (seconds)."""
         return self.failure_model.time_for_failures(
-            self.clock.now, rem, len(self.alive), self.phase == _RESTART
+            self.clock.now, rem, len(self.alive.members), self.phase == _RESTART
         )
 
     def _update_period(self) -> None:
-        self.plan.update_period(self.alive.size - len(self.alive), self._time_for_failures)
+        self.plan.update_period(self.alive.size - len(self.alive.members), self._time_for_failures)
 
     def _evaluate_policy(self) -> None:
         """The expected-cost restart rule (:meth:`CheckpointPlan.evaluate`) at this state."""
         clock = self.clock
         self.plan.evaluate(
-            clock.now, clock.done, clock.checkpointed, len(self.alive), self._time_for_failures
+            clock.now,
+            clock.done,
+            clock.checkpointed,
+            len(self.alive.members),
+            self._time_for_failures,
         )
 
     # -- event handlers (one per EventKind) ---------------------------------------------------
@@ -476,7 +480,7 @@ class _Run:
         counts.failures += 1
         model = self.failure_model
         model.record_failure(now)
-        n_alive = len(alive)
+        n_alive = len(alive.members)
         if model.names_victims:
             victim = named
         else:
@@ -510,7 +514,7 @@ class _Run:
                 step.recovery += new_end - step.end
                 step.compute_end = now + extra
                 step.end = new_end
-        self._set_rate(len(alive) / self.sc.groups)
+        self._set_rate(len(alive.members) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
         self._log(TimelineEvent.MASKED_FAILURE)
@@ -523,7 +527,7 @@ class _Run:
         self.alive.revive(g)
         self.counts.rejoins += 1
         self.failure_model.revive(g, self.clock.now)
-        self._set_rate(len(self.alive) / self.sc.groups)
+        self._set_rate(len(self.alive.members) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
         self._log(TimelineEvent.REJOIN)

@@ -8,25 +8,47 @@ and the exact offending value (``groups[3] = 18446744073709551615 is not in [0, 
 The helpers never compute with the caller's values before checking them: no ``abs`` of an
 ``int64`` minimum, no cast that wraps, no float round trip of a large integer, and no allocation
 sized by an unchecked value.
+
+The second half holds the parsers of text options (:func:`int_at_least`, :func:`number`,
+:func:`duration`, :func:`int_list`, ...), which raise ``argparse.ArgumentTypeError`` with the
+text after ``=`` (argparse names the option before it), :class:`UsageError` for a user error
+found after parsing, and :func:`require` for a missing optional package.  The command line
+(:mod:`spare_fast.cli`) and the library's own harnesses (:mod:`spare_fast.testing.bench_graph`)
+take them from here; the command line adds only its one-line printing and exit codes.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import importlib.util
 import math
 import operator
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "INT_OPTION_MAX",
+    "MAX_SEED",
+    "UsageError",
     "bool_array",
     "check_int",
     "check_number",
     "check_seed",
+    "choice_list",
+    "duration",
     "fits_array",
     "index_array",
     "int_array",
+    "int_at_least",
+    "int_list",
+    "number",
+    "parse_int",
+    "require",
     "stacks_array",
+    "timedelta_arg",
 ]
 
 #: Seeds are unsigned 64-bit integers (numpy's ``SeedSequence`` accepts any of them).
@@ -272,3 +294,248 @@ def bool_array(name: str, values: Any, *, length: int | None = None) -> np.ndarr
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(f"{name}[{i}] = {arr[i]} is not a boolean")
     return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+# -- user errors and optional packages ------------------------------------------------------------
+# Which extra installs what an optional feature imports (pyproject.toml's optional-dependencies).
+EXTRAS = {
+    "matplotlib": "plot",
+    "scipy": "peers",
+    "networkx": "peers",
+    "ortools": "peers",
+    "dask": "dask",
+    "distributed": "dask",
+    "torch": "torch",
+    "torchft": "torch",
+}
+
+
+class UsageError(Exception):
+    """A user error: printed as one line after the program's name, exit status 2.
+
+    ``UsageError("--groups", 0, "must be >= 1")`` reads ``--groups = 0 must be >= 1``;
+    ``UsageError("free text")`` prints the text as it is.
+    """
+
+    def __init__(self, option: str, value: Any = None, problem: str | None = None) -> None:
+        text = option if problem is None else f"{option} = {value} {problem}"
+        super().__init__(text)
+
+
+def require(module: str, feature: str) -> None:
+    """Raise :class:`UsageError` naming the extra to install when ``module`` is missing."""
+    if importlib.util.find_spec(module) is None:
+        extra = EXTRAS.get(module)
+        how = f"pip install 'spare-fast[{extra}]'" if extra else f"pip install {module}"
+        raise UsageError(f"{feature} needs {module}, which is not installed: {how}")
+
+
+# -- option types -------------------------------------------------------------------------------
+# The largest int any integer option takes when it states no bound of its own: it fits an int64,
+# so no option value overflows a C integer further in.
+INT_OPTION_MAX = 2**63 - 1
+
+# ``1e6``, ``2.5e3``: an integer written in scientific notation (ASCII digits only).
+_SCIENTIFIC = re.compile(r"([+-]?)(\d+)(?:\.(\d*))?[eE]\+?(\d+)", re.ASCII)
+
+
+def _option_error(text: str) -> Exception:
+    """argparse's error for a bad option value (imported here: ``import spare_fast`` does not
+    pay for argparse)."""
+    import argparse
+
+    return argparse.ArgumentTypeError(text)
+
+
+def parse_int(text: str, lo: int = -INT_OPTION_MAX - 1, hi: int = INT_OPTION_MAX) -> int:
+    """``text`` as an exact int in ``[lo, hi]``: ASCII digits, or scientific notation (``1e6``).
+
+    Raises ``argparse.ArgumentTypeError`` with the text after ``=`` (argparse puts the option
+    before it): ``= '1.5' is not an integer`` for anything that is not an integer, full-width
+    and other non-ASCII digits included; ``= 1e400 must be <= ...`` out of range, judged from
+    the digit count before any exact value of that size is built.
+    """
+    t = text.strip()
+    m = _SCIENTIFIC.fullmatch(t) if t.isascii() else None
+    if m is not None:
+        sign, whole, frac, exp = m.groups()
+        frac = (frac or "").rstrip("0")
+        digits = (whole + frac).lstrip("0") or "0"
+        shift = (int(exp) if len(exp.lstrip("0")) <= 6 else 10**7) - len(frac)
+    elif t.isascii() and re.fullmatch(r"[+-]?\d+", t, re.ASCII):
+        sign, digits, shift = t[0] if t[0] in "+-" else "", t.lstrip("+-").lstrip("0") or "0", 0
+    else:
+        raise _option_error(f"= {text!r} is not an integer")
+    bound = lo if sign == "-" else hi
+    if digits != "0" and len(digits) + shift > len(str(abs(bound))):
+        raise _out_of_range(text, lo, hi, sign == "-")  # more digits than the bound has
+    mantissa = int(digits)
+    if shift < 0:
+        mantissa, rest = divmod(mantissa, 10**-shift)
+        if rest:
+            raise _option_error(f"= {text!r} is not an integer")
+        shift = 0
+    value = mantissa * 10**shift
+    value = -value if sign == "-" else value
+    if value < lo or value > hi:
+        raise _out_of_range(text, lo, hi, value < lo)
+    return value
+
+
+def _out_of_range(text: str, lo: int, hi: int, below: bool) -> Exception:
+    return _option_error(
+        f"= {text.strip()} must be >= {lo}" if below else f"= {text.strip()} must be <= {hi}"
+    )
+
+
+def int_at_least(lo: int, hi: int | None = None) -> Callable[[str], int]:
+    """An int option in ``[lo, hi]`` (``hi`` None: up to :data:`INT_OPTION_MAX`).
+
+    Accepts ``1e6``; refuses ``1.5``, ``1e400`` and non-ASCII digits with one line.
+    """
+    top = INT_OPTION_MAX if hi is None else hi
+
+    def parse(text: str) -> int:
+        return parse_int(text, lo, top)
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def number(
+    lo: float | None = None,
+    hi: float | None = None,
+    *,
+    lo_open: bool = False,
+    allow_inf: bool = False,
+    optional: bool = False,
+) -> Callable[[str], float | None]:
+    """A float option in a range; ``inf`` only with ``allow_inf``; ``none`` with ``optional``."""
+
+    def parse(text: str) -> float | None:
+        if optional and text.lower() == "none":
+            return None
+        try:
+            if not text.isascii():  # float() reads full-width and other Unicode digits
+                raise ValueError(text)
+            value = float(text)
+        except ValueError:
+            raise _option_error(f"= {text!r} is not a number") from None
+        return _in_range(value, text, lo, hi, lo_open, allow_inf)
+
+    parse.__name__ = "number"
+    return parse
+
+
+def duration(
+    lo: float = 0.0,
+    *,
+    lo_open: bool = False,
+    allow_inf: bool = False,
+    optional: bool = False,
+    unit: str = "s",
+) -> Callable[[str], float | None]:
+    """A duration in seconds: ``60s``, ``5min``, ``1h30min``, ``2d``, ``1e9`` or ``90`` (s).
+
+    The one duration syntax of every command (:func:`spare_fast.theory.plan.parse_duration`).
+    """
+    from spare_fast.theory.plan import parse_duration
+
+    def parse(text: str) -> float | None:
+        t = text.strip()
+        if optional and t.lower() == "none":
+            return None
+        if not t.isascii():  # the number pattern would read full-width digits
+            raise _option_error(f"= {text!r} is not a duration (60s, 5min, 1h)")
+        if t.lower() in ("inf", "infinity"):
+            value = math.inf
+        else:
+            sign = -1.0 if t.startswith("-") else 1.0
+            try:
+                value = sign * parse_duration(t.lstrip("+-")).total_seconds()
+            except ValueError as e:
+                raise _option_error(f"= {text!r}: {e}") from None
+            except OverflowError:  # beyond what datetime.timedelta holds
+                longest = f"{dt.timedelta.max.total_seconds():.4g} s (999999999 days)"
+                also = "; inf means never" if allow_inf else ""
+                raise _option_error(f"= {text} is too long: at most {longest}{also}") from None
+        return _in_range(value, text, lo, None, lo_open, allow_inf)
+
+    parse.__name__ = "duration"
+    return parse
+
+
+def timedelta_arg(lo: float = 0.0, *, lo_open: bool = False) -> Callable[[str], dt.timedelta]:
+    """As :func:`duration`, returning a :class:`datetime.timedelta`."""
+    seconds = duration(lo, lo_open=lo_open)
+
+    def parse(text: str) -> dt.timedelta:
+        value = seconds(text)
+        assert value is not None
+        return dt.timedelta(seconds=value)
+
+    parse.__name__ = "duration"
+    return parse
+
+
+def _in_range(
+    value: float, text: str, lo: float | None, hi: float | None, lo_open: bool, allow_inf: bool
+) -> float:
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise _option_error(f"= {text!r} must be finite")
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        raise _option_error(f"= {text} must be {'>' if lo_open else '>='} {lo:g}")
+    if hi is not None and value > hi:
+        raise _option_error(f"= {text} must be <= {hi:g}")
+    return value
+
+
+def int_list(lo: int = 1, hi: int | None = None) -> Callable[[str], list[int]]:
+    """``1-20``, ``2,3,8`` or ``1-4,8``: sorted unique ints, each in ``[lo, hi]``."""
+
+    def parse(text: str) -> list[int]:
+        out: set[int] = set()
+        if not text.isascii():  # int() reads full-width and other Unicode digits
+            raise _option_error(f"= {text!r} is not a list like 1-20 or 2,3,8")
+        for part in text.split(","):
+            part = part.strip()
+            try:
+                if re.fullmatch(r"\d+\s*-\s*\d+", part, re.ASCII):
+                    a, b = (int(x) for x in part.split("-"))
+                    if b < a:
+                        raise _option_error(f"= {text!r}: range {part!r} is empty")
+                    if b - a > 10_000_000:
+                        raise _option_error(f"= {text!r}: range {part!r} is too long")
+                    out.update(range(a, b + 1))
+                elif part:
+                    out.add(int(part))
+            except ValueError:
+                raise _option_error(f"= {text!r} is not a list like 1-20 or 2,3,8") from None
+        if not out:
+            raise _option_error(f"= {text!r} is an empty list")
+        bad = [v for v in sorted(out) if v < lo or (hi is not None and v > hi)]
+        if bad:
+            bound = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+            if len(out) == 1:
+                raise _option_error(f"= {text} must be {bound}")
+            raise _option_error(f"= {text} has {bad[0]}; each value must be {bound}")
+        return sorted(out)
+
+    parse.__name__ = "list"
+    return parse
+
+
+def choice_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
+    """A comma-separated list of names from ``choices`` (order kept, repeats dropped)."""
+
+    def parse(text: str) -> list[str]:
+        names = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
+        if not names:
+            raise _option_error(f"= {text!r} is an empty list")
+        for n in names:
+            if n not in choices:
+                raise _option_error(f"= {text!r}: {n!r} is not one of {', '.join(choices)}")
+        return names
+
+    parse.__name__ = "list"
+    return parse

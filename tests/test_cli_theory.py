@@ -138,7 +138,7 @@ def test_validation_exact_cyclic_agrees_with_monte_carlo():
 
 @pytest.mark.slow
 def test_reduced_acceptance_grid():
-    # Issue 6 acceptance on a reduced grid (the full grid runs in `spare-fast theory
+    # The validation's targets on a reduced grid (the full grid runs in `spare-fast theory
     # --validate`, results in the README): for r >= 8 the mu formula is within 1.13% and the
     # overhead lower bound within 0.60% of Monte Carlo (mean absolute error) for the sidon and
     # random layouts.

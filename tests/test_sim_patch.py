@@ -149,16 +149,17 @@ def _scripted(monkeypatch, script: list[tuple[float, int]]) -> None:
     pending = list(script)
 
     def schedule(self) -> None:
-        self.fail_version += 1
+        self.failure_version += 1
+        self.stamps[sim_engine.EventKind.FAILURE] = self.failure_version
         if self.rate > 0 and pending:  # the rate is 0 during a restart
             t, g = pending[0]
-            self.q.push(t, sim_engine._EV_FAILURE, (self.fail_version, g))
+            self.queue.push(t, sim_engine.EventKind.FAILURE, (self.failure_version, g))
 
     on_failure = sim_engine._Run.on_failure
 
-    def fail(self) -> None:
+    def fail(self, victim: int) -> None:
         pending.pop(0)
-        on_failure(self)
+        on_failure(self, victim)
 
     monkeypatch.setattr(sim_engine._Run, "_schedule_failure", schedule)
     monkeypatch.setattr(sim_engine._Run, "on_failure", fail)

@@ -181,10 +181,11 @@ def test_cli_sweep_writes_csv_json_png(tmp_path, capsys):
     assert "| 60 |" in capsys.readouterr().out
 
 
-def test_cli_rejects_bad_scenario(capsys):
+def test_cli_rejects_bad_scenario(run_cli):
     # The scenario's own check, reached through an option pair argparse cannot judge alone.
-    assert main(["simulate", "--groups", "60", "--gpus", "30"]) == 2
-    assert "--gpus = 30 must be >= --groups = 60" in capsys.readouterr().err
+    code, _, err = run_cli("simulate", "--groups", "60", "--gpus", "30")
+    assert code == 2
+    assert "--gpus = 30 must be >= --groups = 60" in err
 
 
 def test_cli_simulate_passes_every_kind_of_scenario_option(tmp_path):
@@ -202,7 +203,7 @@ def test_cli_simulate_passes_every_kind_of_scenario_option(tmp_path):
     assert scenario["restart_depth"] == 3
 
 
-def test_cli_rejects_unknown_choice(capsys):
-    with pytest.raises(SystemExit):
-        main(["simulate", "--rep-leftover", "spread"])
-    assert "invalid choice: 'spread'" in capsys.readouterr().err
+def test_cli_rejects_unknown_choice(run_cli):
+    code, _, err = run_cli("simulate", "--rep-leftover", "spread")
+    assert code == 2
+    assert "invalid choice: 'spread'" in err

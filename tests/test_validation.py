@@ -97,3 +97,82 @@ def test_bool_array():
         bool_array("alive", [2])
     with pytest.raises(ValueError, match="expected 3"):
         bool_array("alive", [1, 1], length=3)
+
+
+# -- option parsers (the command line's types, shared with the library's harnesses) --------------
+def _option_error(parse, text):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError) as info:
+        parse(text)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0", 0), ("12", 12), (" 7 ", 7), ("+5", 5), ("1e6", 10**6), ("1.5e3", 1500), ("2.50e1", 25)],
+)
+def test_int_option_reads_exact_integers(text, value):
+    from spare_fast._validation import int_at_least
+
+    got = int_at_least(0)(text)
+    assert got == value and type(got) is int
+
+
+def test_int_option_judges_a_huge_exponent_before_building_it():
+    from spare_fast._validation import INT_OPTION_MAX, int_at_least
+
+    parse = int_at_least(0)
+    assert _option_error(parse, "1e400") == f"= 1e400 must be <= {INT_OPTION_MAX}"
+    assert _option_error(parse, "1e999999999999") == f"= 1e999999999999 must be <= {INT_OPTION_MAX}"
+    assert _option_error(parse, "-1e400") == "= -1e400 must be >= 0"
+    assert _option_error(int_at_least(1, 10), "11") == "= 11 must be <= 10"
+    assert parse("0e999999999999") == 0
+
+
+@pytest.mark.parametrize("text", ["1.5", "1e-3", "abc", "", "1_000", "\uff11\uff12", "\u0661"])
+def test_int_option_refuses_what_is_not_an_ascii_integer(text):
+    from spare_fast._validation import int_at_least
+
+    assert _option_error(int_at_least(0), text) == f"= {text!r} is not an integer"
+
+
+@pytest.mark.parametrize(
+    ("parser", "text"),
+    [
+        ("number", "\uff10.5"),
+        ("duration", "\uff15min"),
+        ("int_list", "\uff12,3"),
+    ],
+)
+def test_options_take_only_ascii_digits(parser, text):
+    import spare_fast._validation as v
+
+    parse = {"number": v.number(0), "duration": v.duration(0), "int_list": v.int_list()}[parser]
+    assert repr(text) in _option_error(parse, text)
+
+
+def test_a_duration_beyond_a_timedelta_says_the_longest():
+    from spare_fast._validation import duration, timedelta_arg
+
+    assert _option_error(duration(0), "1e308") == (
+        "= 1e308 is too long: at most 8.64e+13 s (999999999 days)"
+    )
+    assert _option_error(duration(0, allow_inf=True), "1e400").endswith("; inf means never")
+    assert duration(0, allow_inf=True)("inf") == float("inf")
+    assert "too long" in _option_error(timedelta_arg(0), "1e20")
+
+
+def test_library_harness_does_not_import_the_command_line():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, spare_fast.testing.bench_graph as bg, argparse\n"
+        "bg.add_parser(argparse.ArgumentParser().add_subparsers())\n"
+        "print(sorted(m for m in sys.modules if m.startswith('spare_fast.cli')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"

@@ -40,6 +40,12 @@ class NullPointer : public std::exception {
   const char* what_;
 };
 
+// A caller's output buffer is shorter than the result (SPF_ERROR_BUFFER_TOO_SMALL).
+class BufferTooSmall : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
+
 int fail_with(int code, const char* message) noexcept {
   try {
     last_error = message;
@@ -56,6 +62,8 @@ int guarded(F&& body) noexcept {
     return SPF_SUCCESS;
   } catch (const NullPointer& e) {
     return fail_with(SPF_ERROR_NULL_POINTER, e.what());
+  } catch (const BufferTooSmall& e) {
+    return fail_with(SPF_ERROR_BUFFER_TOO_SMALL, e.what());
   } catch (const std::out_of_range& e) {
     return fail_with(SPF_ERROR_OUT_OF_RANGE, e.what());
   } catch (const std::invalid_argument& e) {
@@ -205,8 +213,8 @@ int spf_solve(const int32_t* stacks, int64_t n_groups, int64_t height, const uin
         &assign, stacks_out ? &reordered : nullptr);
     if (assignment != nullptr) {
       if (assignment_len < static_cast<std::int64_t>(assign.size())) {
-        throw std::length_error("assignment_len = " + std::to_string(assignment_len) +
-                                " is less than n_types = " + std::to_string(assign.size()));
+        throw BufferTooSmall("assignment_len = " + std::to_string(assignment_len) +
+                             " is less than n_types = " + std::to_string(assign.size()));
       }
       std::memcpy(assignment, assign.data(), assign.size() * sizeof(std::int32_t));
     }

@@ -1,16 +1,22 @@
-"""What every command line of the project shares: one-line usage errors, exit codes, types.
+"""What every command line of the project shares: one-line errors, exit codes, option types.
 
 The pattern a subcommand module follows (``spare_fast/cli/<name>.py``):
 
 * ``add_parser(sub)`` adds its parser with ``sub.add_parser(...)``; the parser is then a
   :class:`ArgumentParser`, whose :meth:`~ArgumentParser.error` prints one line
   (``spare-fast simulate: --groups = 0 must be >= 1``) and exits with status 2.
-* Option types come from here (:func:`int_at_least`, :func:`number`, :func:`duration`,
-  :func:`int_list`, ...), so a bad value is refused while parsing, before any work.
+* Option types (:func:`int_at_least`, :func:`number`, :func:`duration`, :func:`int_list`,
+  ...) are defined in :mod:`spare_fast._validation`, with :class:`UsageError` and
+  :func:`require`, and imported here under the same names; a bad value is refused while
+  parsing, before any work.
 * Checks that span options (``--layout sidon`` with ``--groups 200 -r 15``), memory estimates
   (:func:`check_memory`) and missing optional packages (:func:`require`) raise
   :class:`UsageError` from the subcommand's ``run`` before its work starts;
   :func:`run_main` prints it as one line and returns 2.
+* Outputs are checked before the work (:func:`check_output_file`,
+  :func:`check_output_folder`) and written inside :func:`writing`; an output that cannot be
+  written is :class:`OutputError`, one line and exit status 1, as is any other ``OSError``
+  (standard output on a full disk included).
 * :func:`run_main` also ends quietly on a closed pipe (``spare-fast plan --json | head -1``)
   and on Ctrl-C, and shows tracebacks only under ``--debug``.
 
@@ -21,55 +27,66 @@ with :class:`ArgumentParser` and call :func:`run_main` the same way.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import importlib.util
-import math
+import contextlib
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO, cast
+
+# The option parsers, UsageError and require live with the library's other checks; the command
+# line takes them from there (names kept here for its modules and scripts).
+from spare_fast._validation import (
+    UsageError,
+    choice_list,
+    duration,
+    int_at_least,
+    int_list,
+    number,
+    parse_int,
+    require,
+    timedelta_arg,
+)
 
 __all__ = [
     "ArgumentParser",
+    "OutputError",
     "UsageError",
     "check_memory",
+    "check_output_file",
+    "check_output_folder",
     "duration",
     "int_at_least",
     "int_list",
     "number",
+    "parse_int",
     "require",
     "choice_list",
     "run_main",
     "timedelta_arg",
     "usage_from_value_error",
+    "writing",
 ]
 
 EXIT_USAGE = 2
-
-# Which extra installs what an optional feature imports (pyproject.toml's optional-dependencies).
-EXTRAS = {
-    "matplotlib": "plot",
-    "scipy": "peers",
-    "networkx": "peers",
-    "ortools": "peers",
-    "dask": "dask",
-    "distributed": "dask",
-    "torch": "torch",
-    "torchft": "torch",
-}
+EXIT_IO = 1
 
 
-class UsageError(Exception):
-    """A user error: printed as one line after the program's name, exit status 2.
+class OutputError(Exception):
+    """An output that cannot be written: printed as one line, exit status 1.
 
-    ``UsageError("--groups", 0, "must be >= 1")`` reads ``--groups = 0 must be >= 1``;
-    ``UsageError("free text")`` prints the text as it is.
+    ``OutputError("--json", "/dev/full", err)`` reads
+    ``--json = /dev/full: cannot write it (No space left on device)``.
     """
 
-    def __init__(self, option: str, value: Any = None, problem: str | None = None) -> None:
-        text = option if problem is None else f"{option} = {value} {problem}"
-        super().__init__(text)
+    def __init__(
+        self, option: str, path: Any, error: OSError | str, *, stdout: bool = False
+    ) -> None:
+        why = error if isinstance(error, str) else (error.strerror or str(error))
+        text = f"{option} = {path}: cannot write it" if option else f"cannot write {path}"
+        super().__init__(f"{text} ({why})")
+        self.stdout = stdout  # standard output failed: it is silenced before the exit
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -104,6 +121,20 @@ def run_main(
     debug = "--debug" in args_list
     if debug:
         args_list = [a for a in args_list if a != "--debug"]
+    stdout = sys.stdout
+    sys.stdout = cast(TextIO, _CheckedStdout(stdout))
+    try:
+        return _run(parser, args_list, run, debug)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(
+    parser: argparse.ArgumentParser,
+    args_list: list[str],
+    run: Callable[[argparse.Namespace], int | None] | None,
+    debug: bool,
+) -> int:
     try:
         args = parser.parse_args(args_list)
         func = run if run is not None else args.func
@@ -116,16 +147,67 @@ def run_main(
         print(f"{_prog(parser, args_list)}: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
-        # The reader went away: nothing more to say. Point stdout at devnull so the
-        # interpreter's own flush at exit does not raise again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # The reader went away: nothing more to say.
+        _silence_stdout()
         return 0
+    except (OutputError, OSError) as e:
+        # An output that cannot be written (a full disk, standard output on /dev/full) or any
+        # other I/O failure: one line, exit status 1.
+        if debug:
+            raise
+        if isinstance(e, OutputError) and e.stdout:
+            _silence_stdout()
+        if isinstance(e, OSError) and e.filename is not None:
+            text = f"{e.filename}: {e.strerror or e}"
+        else:
+            text = str(e)
+        print(f"{_prog(parser, args_list)}: {text}", file=sys.stderr)
+        return EXIT_IO
     except KeyboardInterrupt:
         if debug:
             raise
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return 130
+
+
+class _CheckedStdout:
+    """Standard output whose write errors (``> /dev/full``) are :class:`OutputError`.
+
+    A closed pipe stays a ``BrokenPipeError`` (:func:`run_main` ends quietly on it).
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError("", "standard output", e, stdout=True) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError("", "standard output", e, stdout=True) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull, so that the interpreter's own flush at exit does not fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # not a file (a test's capture): nothing flushes it at exit
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _prog(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
@@ -143,168 +225,62 @@ def _prog(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str:
     return " ".join(words)
 
 
-# -- option types -------------------------------------------------------------------------------
-def int_at_least(lo: int, hi: int | None = None) -> Callable[[str], int]:
-    """An int option in ``[lo, hi]`` (``hi`` None: no upper bound); accepts ``1e6``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = float(text) if re.fullmatch(r"[+-]?\d+(\.0*)?[eE]\+?\d+", text) else int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"= {text!r} is not an integer") from None
-        if value != int(value):
-            raise argparse.ArgumentTypeError(f"= {text!r} is not an integer")
-        value = int(value)
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"= {value} must be >= {lo}")
-        if hi is not None and value > hi:
-            raise argparse.ArgumentTypeError(f"= {value} must be <= {hi}")
-        return value
-
-    parse.__name__ = "integer"
-    return parse
-
-
-def number(
-    lo: float | None = None,
-    hi: float | None = None,
-    *,
-    lo_open: bool = False,
-    allow_inf: bool = False,
-    optional: bool = False,
-) -> Callable[[str], float | None]:
-    """A float option in a range; ``inf`` only with ``allow_inf``; ``none`` with ``optional``."""
-
-    def parse(text: str) -> float | None:
-        if optional and text.lower() == "none":
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"= {text!r} is not a number") from None
-        return _in_range(value, text, lo, hi, lo_open, allow_inf)
-
-    parse.__name__ = "number"
-    return parse
-
-
-def duration(
-    lo: float = 0.0,
-    *,
-    lo_open: bool = False,
-    allow_inf: bool = False,
-    optional: bool = False,
-    unit: str = "s",
-) -> Callable[[str], float | None]:
-    """A duration in seconds: ``60s``, ``5min``, ``1h30min``, ``2d``, ``1e9`` or ``90`` (s).
-
-    The one duration syntax of every command (:func:`spare_fast.theory.plan.parse_duration`).
-    """
-    from spare_fast.theory.plan import parse_duration
-
-    def parse(text: str) -> float | None:
-        t = text.strip()
-        if optional and t.lower() == "none":
-            return None
-        if t.lower() in ("inf", "infinity"):
-            value = math.inf
-        else:
-            sign = -1.0 if t.startswith("-") else 1.0
-            try:
-                value = sign * parse_duration(t.lstrip("+-")).total_seconds()
-            except (ValueError, OverflowError) as e:
-                raise argparse.ArgumentTypeError(f"= {text!r}: {e}") from None
-        return _in_range(value, text, lo, None, lo_open, allow_inf)
-
-    parse.__name__ = "duration"
-    return parse
-
-
-def timedelta_arg(lo: float = 0.0, *, lo_open: bool = False) -> Callable[[str], dt.timedelta]:
-    """As :func:`duration`, returning a :class:`datetime.timedelta`."""
-    seconds = duration(lo, lo_open=lo_open)
-
-    def parse(text: str) -> dt.timedelta:
-        value = seconds(text)
-        assert value is not None
-        return dt.timedelta(seconds=value)
-
-    parse.__name__ = "duration"
-    return parse
-
-
-def _in_range(
-    value: float, text: str, lo: float | None, hi: float | None, lo_open: bool, allow_inf: bool
-) -> float:
-    if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise argparse.ArgumentTypeError(f"= {text!r} must be finite")
-    if lo is not None and (value < lo or (lo_open and value == lo)):
-        raise argparse.ArgumentTypeError(f"= {text} must be {'>' if lo_open else '>='} {lo:g}")
-    if hi is not None and value > hi:
-        raise argparse.ArgumentTypeError(f"= {text} must be <= {hi:g}")
-    return value
-
-
-def int_list(lo: int = 1, hi: int | None = None) -> Callable[[str], list[int]]:
-    """``1-20``, ``2,3,8`` or ``1-4,8``: sorted unique ints, each in ``[lo, hi]``."""
-
-    def parse(text: str) -> list[int]:
-        out: set[int] = set()
-        for part in text.split(","):
-            part = part.strip()
-            try:
-                if re.fullmatch(r"\d+\s*-\s*\d+", part):
-                    a, b = (int(x) for x in part.split("-"))
-                    if b < a:
-                        raise argparse.ArgumentTypeError(f"= {text!r}: range {part!r} is empty")
-                    if b - a > 10_000_000:
-                        raise argparse.ArgumentTypeError(f"= {text!r}: range {part!r} is too long")
-                    out.update(range(a, b + 1))
-                elif part:
-                    out.add(int(part))
-            except ValueError:
-                raise argparse.ArgumentTypeError(
-                    f"= {text!r} is not a list like 1-20 or 2,3,8"
-                ) from None
-        if not out:
-            raise argparse.ArgumentTypeError(f"= {text!r} is an empty list")
-        bad = [v for v in sorted(out) if v < lo or (hi is not None and v > hi)]
-        if bad:
-            bound = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
-            if len(out) == 1:
-                raise argparse.ArgumentTypeError(f"= {text} must be {bound}")
-            raise argparse.ArgumentTypeError(f"= {text} has {bad[0]}; each value must be {bound}")
-        return sorted(out)
-
-    parse.__name__ = "list"
-    return parse
-
-
-def choice_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
-    """A comma-separated list of names from ``choices`` (order kept, repeats dropped)."""
-
-    def parse(text: str) -> list[str]:
-        names = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
-        if not names:
-            raise argparse.ArgumentTypeError(f"= {text!r} is an empty list")
-        for n in names:
-            if n not in choices:
-                raise argparse.ArgumentTypeError(
-                    f"= {text!r}: {n!r} is not one of {', '.join(choices)}"
-                )
-        return names
-
-    parse.__name__ = "list"
-    return parse
-
-
 # -- checks before the work ------------------------------------------------------------------------
-def require(module: str, feature: str) -> None:
-    """Raise :class:`UsageError` naming the extra to install when ``module`` is missing."""
-    if importlib.util.find_spec(module) is None:
-        extra = EXTRAS.get(module)
-        how = f"pip install 'spare-fast[{extra}]'" if extra else f"pip install {module}"
-        raise UsageError(f"{feature} needs {module}, which is not installed: {how}")
+def check_output_file(option: str, path: str | os.PathLike[str] | None) -> None:
+    """Refuse an output file before the work: a missing folder or a folder given (exit 2),
+    or a place that cannot be written (exit 1, :class:`OutputError`).
+
+    Opens the file for appending and closes it again, so nothing is truncated; a file that
+    did not exist before is removed again.
+    """
+    if path is None:
+        return
+    text = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise UsageError(option, text, f"is in a folder that does not exist ({folder})")
+    if os.path.isdir(text):
+        raise UsageError(option, text, "is a folder, not a file")
+    existed = os.path.lexists(text)
+    try:
+        with open(text, "ab"):
+            pass
+    except OSError as e:
+        raise OutputError(option, text, e) from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.remove(text)
+
+
+def check_output_folder(option: str, path: str | os.PathLike[str]) -> None:
+    """Make the output folder ``path`` and check it takes files, before the work.
+
+    A missing parent folder is a :class:`UsageError` (exit 2); a file in the way or a folder
+    that cannot be written is an :class:`OutputError` (exit 1).
+    """
+    text = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(parent):
+        raise UsageError(option, text, f"is in a folder that does not exist ({parent})")
+    if os.path.lexists(text) and not os.path.isdir(text):
+        raise OutputError(option, text, "it is a file, not a folder")
+    try:
+        os.makedirs(text, exist_ok=True)
+        with tempfile.TemporaryFile(dir=text):
+            pass
+    except OSError as e:
+        raise OutputError(option, text, e) from None
+
+
+@contextlib.contextmanager
+def writing(option: str, path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn an ``OSError`` in the block (a full disk) into :class:`OutputError` for ``option``."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(option, os.fspath(path), e) from None
 
 
 def available_memory() -> int:

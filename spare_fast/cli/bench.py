@@ -6,7 +6,15 @@ import argparse
 import json
 import platform
 
-from spare_fast.cli._common import UsageError, check_memory, choice_list, int_at_least, require
+from spare_fast.cli._common import (
+    UsageError,
+    check_memory,
+    check_output_file,
+    choice_list,
+    int_at_least,
+    require,
+    writing,
+)
 from spare_fast.testing import bench
 
 _LAYOUTS = ("cyclic", "sidon", "random")
@@ -51,7 +59,6 @@ def _row(cells: list[str], widths: list[int]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from spare_fast.cli._scenario import check_layout
-    from spare_fast.cli.simulate import check_output_path
 
     layouts = args.layouts
     if args.redundancy > args.groups:
@@ -59,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if "sidon" in layouts:
         check_layout("sidon", args.groups, args.redundancy)
     check_memory("--groups", args.groups, lambda n: bench_bytes(n, args.redundancy), "the bench")
-    check_output_path("--json", args.json)
+    check_output_file("--json", args.json)
     if not args.no_peer:
         require("ortools", "the OR-Tools peer (or pass --no-peer)")
     results: dict = {"machine": platform.platform(), "trajectories": [], "solve": []}
@@ -124,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
             f"peak RSS {r['peak_rss_mb']:.0f} MB (process total)"
         )
     if args.json:
-        with open(args.json, "w") as f:
+        with writing("--json", args.json), open(args.json, "w") as f:
             json.dump(results, f, indent=2)
         print(f"\nwrote {args.json}")
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from spare_fast._validation import MAX_SEED
 from spare_fast.cli._common import int_at_least, require
 
 
@@ -11,7 +12,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "demo", help="tour: graph kernels, controller trajectory, the paper's N = 600 simulation"
     )
-    p.add_argument("--seed", type=int_at_least(0), default=0, help="random seed (default 0)")
+    # The simulation runs seeds SEED and SEED + 1: both must be 64-bit seeds.
+    p.add_argument(
+        "--seed",
+        type=int_at_least(0, MAX_SEED - 1),
+        default=0,
+        help=f"random seed, 0..{MAX_SEED - 1} (default 0)",
+    )
     p.set_defaults(func=run)
 
 

@@ -17,6 +17,10 @@ from typing import Any
 
 from spare_fast.cli._common import UsageError, int_at_least, require
 
+# The largest count or time in milliseconds (about 24.8 days) an option takes: the lighthouse
+# adds the times to its clock, where larger values would overflow instead of being refused here.
+MAX_OPTION = 2**31 - 1
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -38,23 +42,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="port of the TCPStore on the same address (default: lighthouse port + 1; 0: any)",
     )
     p.add_argument(
-        "--min-replicas", type=int_at_least(1), default=1, help="smallest quorum (default 1)"
+        "--min-replicas",
+        type=int_at_least(1, MAX_OPTION),
+        default=1,
+        help="smallest quorum (default 1)",
     )
     p.add_argument(
         "--join-timeout-ms",
-        type=int_at_least(1),
+        type=int_at_least(1, MAX_OPTION),
         default=60_000,
         help="longest wait of a quorum for a heartbeating member (default 60000)",
     )
     p.add_argument(
         "--heartbeat-timeout-ms",
-        type=int_at_least(1),
+        type=int_at_least(1, MAX_OPTION),
         default=2_000,
         help="a member whose heartbeats stop this long is dead (default 2000)",
     )
     p.add_argument(
         "--quorum-tick-ms",
-        type=int_at_least(1),
+        type=int_at_least(1, MAX_OPTION),
         default=20,
         help="quorum check period (default 20)",
     )
@@ -76,7 +83,7 @@ def parse_bind(text: str) -> tuple[str, int]:
     """
     host, sep, port = text.strip().rpartition(":")
     host = host.strip("[]")
-    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise ValueError(f"--bind = {text!r} is not HOST:PORT with PORT in [0, 65535]")
     try:
         ipaddress.ip_address(host)

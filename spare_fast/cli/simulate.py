@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 
-from spare_fast.cli._common import UsageError, int_at_least, require
+from spare_fast._validation import MAX_SEED
+from spare_fast.cli._common import (
+    UsageError,
+    check_output_file,
+    int_at_least,
+    require,
+    writing,
+)
 from spare_fast.cli._scenario import (
     add_scenario_options,
     check_layout,
@@ -14,7 +21,7 @@ from spare_fast.cli._scenario import (
 )
 from spare_fast.layout import SPARE_LAYOUTS
 
-__all__ = ["add_parser", "check_output_path"]
+__all__ = ["add_parser", "check_figure_path", "check_output_path"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="r, <= --groups (default: 3 for replication, the rule's r* for spare)",
     )
     p.add_argument("--layout", choices=SPARE_LAYOUTS, default=None, help="spare only")
-    p.add_argument("--seed", type=int_at_least(0), default=0)
+    p.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0)
     p.add_argument("--json", metavar="PATH", help="write the scenario and raw report as JSON")
     p.add_argument("--timeline-png", metavar="PATH", help="plot the timeline to a PNG")
     add_scenario_options(p)
@@ -42,14 +49,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def check_output_path(option: str, path: str | None) -> None:
-    """Refuse an output file whose folder does not exist, before the work."""
+    """Refuse an output file before the work (:func:`~spare_fast.cli._common.check_output_file`)."""
+    check_output_file(option, path)
+
+
+def check_figure_path(option: str, path: str | None) -> None:
+    """Refuse a figure file whose suffix names no format matplotlib writes, before the work."""
     if path is None:
         return
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(option, path, f"is in a folder that does not exist ({folder})")
-    if os.path.isdir(path):
-        raise UsageError(option, path, "is a folder, not a file")
+    require("matplotlib", option)
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = sorted(FigureCanvasBase.get_supported_filetypes())
+    suffix = os.path.splitext(path)[1].lstrip(".").lower()
+    if not suffix:
+        raise UsageError(option, path, "has no suffix: name the format, e.g. run.png")
+    if suffix not in formats:
+        raise UsageError(
+            option, path, f"has an unknown suffix .{suffix}: use one of {', '.join(formats)}"
+        )
+    check_output_file(option, path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,20 +87,20 @@ def run(args: argparse.Namespace) -> int:
         check_sim_memory("--groups", sc.groups, eff)
     else:
         check_sim_memory("--groups", sc.groups, 1)
-    check_output_path("--json", args.json)
-    check_output_path("--timeline-png", args.timeline_png)
-    if args.timeline_png:
-        require("matplotlib", "--timeline-png")
+    check_output_file("--json", args.json)
+    check_figure_path("--timeline-png", args.timeline_png)
     rep = simulate(sc, args.scheme, redundancy=r, layout=args.layout, seed=args.seed)
     print(rep.format())
     if args.json:
         from spare_fast.sim.sweep import write_json
 
-        write_json({"scenario": sc.to_dict(), "report": rep.summary()}, args.json)
+        with writing("--json", args.json):
+            write_json({"scenario": sc.to_dict(), "report": rep.summary()}, args.json)
     if args.timeline_png:
         from spare_fast._plotting import new_figure, save
 
         fig, axes = new_figure(figsize=(9, 3.6))
         rep.plot(axes[0, 0])
-        save(fig, args.timeline_png)
+        with writing("--timeline-png", args.timeline_png):
+            save(fig, args.timeline_png)
     return 0

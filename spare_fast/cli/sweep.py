@@ -11,8 +11,17 @@ import json
 import os
 import socket
 import sys
+from typing import Any
 
-from spare_fast.cli._common import UsageError, choice_list, int_at_least, int_list, require
+from spare_fast.cli._common import (
+    UsageError,
+    check_output_folder,
+    choice_list,
+    int_at_least,
+    int_list,
+    require,
+    writing,
+)
 from spare_fast.cli._scenario import (
     add_scenario_options,
     check_layout,
@@ -24,6 +33,9 @@ from spare_fast.layout import SPARE_LAYOUTS
 __all__ = ["add_parser"]
 
 _SCHEMES = ("checkpoint", "replication", "spare")
+
+# The most runs one sweep lists (its task list is built before the first run starts).
+MAX_RUNS = 10_000_000
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -96,19 +108,18 @@ def run(args: argparse.Namespace) -> int:
         best_by_scheme,
         format_table,
         mean_rows,
-        plot_sweep,
         replot,
         sweep,
         sweep_tasks,
-        write_csv,
-        write_json,
     )
 
     require("matplotlib", "spare-fast sweep (its sweep.png)")
     if args.replot is not None:
         if not os.path.isfile(os.path.join(args.replot, "means.csv")):
             raise UsageError("--replot", args.replot, "has no means.csv (a sweep's --out folder)")
-        print(replot(args.replot))
+        with writing("--replot", args.replot):
+            table = replot(args.replot)
+        print(table)
         print(f"wrote {args.replot}/sweep.png, table.md", file=sys.stderr)
         return 0
     base = scenario_from(args, groups=args.n_list[0])
@@ -135,9 +146,12 @@ def run(args: argparse.Namespace) -> int:
                     if r <= n:
                         check_layout(args.layout, n, r, "--n")
     check_sim_memory("--n", big_n, max(args.redundancy) if uses_r else 1)
-    parent = os.path.dirname(os.path.abspath(args.out))
-    if not os.path.isdir(parent):
-        raise UsageError("--out", args.out, f"is in a folder that does not exist ({parent})")
+    runs = len(args.n_list) * (len(args.redundancy) * len(uses_r) + (len(schemes) - len(uses_r)))
+    if runs * args.seeds > MAX_RUNS:
+        raise UsageError(
+            "--seeds", args.seeds, f"makes {runs * args.seeds:,} runs; at most {MAX_RUNS:,}"
+        )
+    check_output_folder("--out", args.out)
     if args.scheduler is not None:
         _check_scheduler(args.scheduler)
     tasks = sweep_tasks(
@@ -146,27 +160,11 @@ def run(args: argparse.Namespace) -> int:
     rows = sweep(
         tasks, workers=args.workers, scheduler=args.scheduler, progress=not args.no_progress
     )
-    os.makedirs(args.out, exist_ok=True)
     means = mean_rows(rows)
     best = best_by_scheme(means)
     table = format_table(best)
-    write_csv(rows, os.path.join(args.out, "runs.csv"))
-    write_csv(means, os.path.join(args.out, "means.csv"))
-    write_json(
-        {
-            "scenario": base.to_dict(),
-            "runs": rows,
-            "means": means,
-            "best": [best[k] for k in sorted(best)],
-        },
-        os.path.join(args.out, "sweep.json"),
-    )
-    # The base scenario on its own, so that --replot can title the plot from means.csv.
-    with open(os.path.join(args.out, "scenario.json"), "w") as fh:
-        json.dump({k: ("inf" if v == float("inf") else v) for k, v in base.to_dict().items()}, fh)
-    plot_sweep(means, os.path.join(args.out, "sweep.png"), base)
-    with open(os.path.join(args.out, "table.md"), "w") as fh:
-        fh.write(table + "\n")
+    with writing("--out", args.out):
+        _write_outputs(args.out, base, rows, means, best, table)
     print(table)
     print(
         f"{len(rows)} runs; wrote {args.out}/runs.csv, means.csv, sweep.json, scenario.json, "
@@ -174,3 +172,28 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _write_outputs(
+    out: str, base: Any, rows: list[dict], means: list[dict], best: dict, table: str
+) -> None:
+    from spare_fast.sim.sweep import plot_sweep, write_csv, write_json
+
+    os.makedirs(out, exist_ok=True)
+    write_csv(rows, os.path.join(out, "runs.csv"))
+    write_csv(means, os.path.join(out, "means.csv"))
+    write_json(
+        {
+            "scenario": base.to_dict(),
+            "runs": rows,
+            "means": means,
+            "best": [best[k] for k in sorted(best)],
+        },
+        os.path.join(out, "sweep.json"),
+    )
+    # The base scenario on its own, so that --replot can title the plot from means.csv.
+    with open(os.path.join(out, "scenario.json"), "w") as fh:
+        json.dump({k: ("inf" if v == float("inf") else v) for k, v in base.to_dict().items()}, fh)
+    plot_sweep(means, os.path.join(out, "sweep.png"), base)
+    with open(os.path.join(out, "table.md"), "w") as fh:
+        fh.write(table + "\n")

@@ -12,7 +12,15 @@ import argparse
 from pathlib import Path
 
 from spare_fast import theory as th
-from spare_fast.cli._common import UsageError, check_memory, int_at_least, require
+from spare_fast._validation import MAX_SEED
+from spare_fast.cli._common import (
+    UsageError,
+    check_memory,
+    check_output_folder,
+    int_at_least,
+    require,
+    writing,
+)
 from spare_fast.theory.validation import (
     GRID_N,
     GRID_R,
@@ -59,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="controller trajectories (N <= 1000)",
     )
     p.add_argument("--no-overhead", action="store_true", help="skip the controller Monte Carlo")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int_at_least(0, MAX_SEED), default=0)
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=run)
 
@@ -103,9 +111,7 @@ def run(args: argparse.Namespace) -> int:
             " ".join(map(str, args.redundancy_grid)),
             "leaves no point: every r exceeds every N of --groups-grid",
         )
-    parent = args.out.resolve().parent
-    if not parent.is_dir():
-        raise UsageError("--out", args.out, f"is in a folder that does not exist ({parent})")
+    check_output_folder("--out", args.out)
     rows = validate(
         args.groups_grid,
         args.redundancy_grid,
@@ -116,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         overhead=not args.no_overhead,
         progress=not args.quiet,
     )
-    summary = write(rows, args.out)
+    with writing("--out", args.out):
+        summary = write(rows, args.out)
     for kind, s in summary.items():
         print(
             f"{kind:7} mu MAPE (r>=8) {s['mu_mape_r8']:.2f}% (paper {PAPER_MU_MAPE}%), all r "

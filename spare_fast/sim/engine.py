@@ -1,10 +1,12 @@
 """The discrete-event engine: one pretraining run under failures.
 
-This module is the event loop (:class:`EventQueue`, ``_Run``, :func:`simulate`); when failures
-come is :mod:`spare_fast.sim.failures`, what they cost each scheme :mod:`spare_fast.sim.schemes`,
-when to checkpoint or restart on purpose :mod:`spare_fast.sim.policy`, and where the time goes
-:mod:`spare_fast.sim.ledger`.  The model is described in
-``docs/model.md``, "The simulator".
+This module is the event loop (:class:`EventQueue`, :class:`Phase`, :class:`EventKind`,
+``_Run``, :func:`simulate`); the run's state is in named parts (:mod:`spare_fast.sim.state`:
+the step costs, the jitter draws, the alive groups, the step clock, the step in progress, the
+counts); when failures come is :mod:`spare_fast.sim.failures`, what they cost each scheme
+:mod:`spare_fast.sim.schemes`, when to checkpoint or restart on purpose
+:mod:`spare_fast.sim.policy`, and where the time goes :mod:`spare_fast.sim.ledger`.  The model
+is described in ``docs/model.md``, "The simulator".
 
 Model (every choice below is a documented modelling decision; SPARe's decisions themselves come
 from the real :class:`spare_fast.Controller`):
@@ -67,6 +69,8 @@ from __future__ import annotations
 import heapq
 import math
 import time as _time
+from collections.abc import Callable
+from enum import IntEnum
 from typing import Any
 
 import numpy as np
@@ -79,11 +83,14 @@ from spare_fast.sim.policy import CheckpointPlan
 from spare_fast.sim.report import TIMELINE_DTYPE, Report, TimelineEvent
 from spare_fast.sim.scenario import Scenario
 from spare_fast.sim.schemes import DEFAULT_LAYOUT, Scheme, default_redundancy, make_scheme
+from spare_fast.sim.state import AliveGroups, Counts, CurrentStep, JitterDraws, StepClock, StepCosts
 
 # Re-exported from here as before the split: the layouts and the scheme defaults.
 __all__ = [
     "DEFAULT_LAYOUT",
+    "EventKind",
     "EventQueue",
+    "Phase",
     "TimelineEvent",
     "default_redundancy",
     "domain_aware_layout",
@@ -91,10 +98,30 @@ __all__ = [
     "simulate",
 ]
 
-_RUN, _SAVE, _RESTART, _DONE = 0, 1, 2, 3
-# Event kinds, listed in tie-break priority: at equal times a restart or save ends before a
-# repair, and a repair before a failure.
-_EV_RESTART_END, _EV_SAVE_END, _EV_REPAIR, _EV_FAILURE = 0, 1, 2, 3
+
+class Phase(IntEnum):
+    """What the job is doing between two events."""
+
+    RUN = 0  #: training steps
+    SAVE = 1  #: a checkpoint save is in progress
+    RESTART = 2  #: a global restart is in progress
+    DONE = 3  #: every step is done
+
+
+class EventKind(IntEnum):
+    """The kinds of queue event, in tie-break priority: at equal times a restart or a save ends
+    before a repair, and a repair before a failure."""
+
+    RESTART_END = 0
+    SAVE_END = 1
+    REPAIR = 2
+    FAILURE = 3
+
+
+# Module constants for the event loop (a global lookup, not an enum attribute, per use).
+_RUN, _SAVE, _RESTART, _DONE = Phase.RUN, Phase.SAVE, Phase.RESTART, Phase.DONE
+_RESTART_END, _SAVE_END = EventKind.RESTART_END, EventKind.SAVE_END
+_REPAIR, _FAILURE = EventKind.REPAIR, EventKind.FAILURE
 
 #: Safety stop: a run that needs more events than this (a failure storm far beyond any
 #: realistic scenario, e.g. per-GPU lifetimes of microseconds) ends as incomplete.
@@ -138,7 +165,19 @@ class EventQueue:
 
 
 class _Run:
-    """State of one simulation; see the module docstring for the model."""
+    """One simulation: the event loop over the run's state; see the module docstring.
+
+    The state is in named parts (:mod:`spare_fast.sim.state`): ``costs`` (what a step, a save
+    and a restart cost), ``jitter`` (the per-step draws), ``alive`` (the alive groups),
+    ``clock`` (the time and the steps done), ``step`` (the step in progress), ``ledger`` (where
+    the time went) and ``counts``; the failure process is ``failure_model``, the checkpoint
+    period and restart rules ``plan``, and the scheme's own state is in ``scheme``.
+
+    Every queue event carries a stamp: a failure the version of the failure schedule it was
+    drawn for, the others the restart epoch they belong to.  An event whose stamp is no longer
+    current (the schedule was redrawn, or a restart voided it) is dropped unseen.  The handler
+    of each kind is ``_handlers[kind]``, called with the event's argument.
+    """
 
     #: Advance failure-free stretches arithmetically (tests turn this off to compare against
     #: the one-step-at-a-time path).
@@ -153,151 +192,116 @@ class _Run:
         g_fail = np.random.default_rng(fail_ss)
         g_vic = np.random.default_rng(victim_ss)
         g_rep = np.random.default_rng(repair_ss)
-        self.g_jit = np.random.default_rng(jitter_ss)
-        self.uniform = Draws(g_vic.random)
-        self.repair_time: Draws | None = None
+        # Uniforms on [0, 1): the victim of a failure that names none, and whether it is a
+        # rack failure.
+        self.victim_draws = Draws(g_vic.random)
+        self.repair_times: Draws | None = None
         if sc.repair is not None:
             sig = float(sc.repair_sigma)
             mu_log = math.log(float(sc.repair)) - 0.5 * sig * sig  # lognormal with that mean
-            self.repair_time = Draws(lambda n: g_rep.lognormal(mu_log, sig, n))
-        # Jitter prefix sums over executed steps: P[i] = sum of u[0..i-1].
-        self.jitter = float(sc.jitter)
-        self.P = np.zeros(1)
-        self.u: list[float] = []
-        self.U = np.zeros(0)
-        self.c = float(sc.compute)
-        self.a = sc.allreduce_time
-        self.steps = int(sc.steps)
-        self.T_r = float(sc.restart)
-        self.T_s = float(sc.save)
-        # Groups of the job and their alive set (swap-remove list for O(1) uniform choice).
-        n = scheme.n_groups
-        self.n_used = n
-        self.alive_list = list(range(n))
-        self.pos = list(range(n))
-        self.is_alive = [True] * n
-        self.rack = [sc.rack_of(g) for g in range(n)]
-        self.rack_members: list[list[int]] = [[] for _ in range(sc.racks)]
-        for g in range(n):
-            self.rack_members[self.rack[g]].append(g)
-        self.q = EventQueue()
-        self.t = 0.0
+            self.repair_times = Draws(lambda n: g_rep.lognormal(mu_log, sig, n))
+        self.costs = StepCosts.of(sc)
+        self.jitter = JitterDraws(
+            np.random.default_rng(jitter_ss), self.costs.jitter, bool(sc.sync_jitter)
+        )
+        self.alive = AliveGroups(sc, scheme.n_groups)
+        self.clock = StepClock(steps=int(sc.steps))
+        self.step = CurrentStep()
+        self.ledger = Ledger()
+        self.counts = Counts()
+        self.queue = EventQueue()
         # When failures come and whom they hit (sim/failures.py): the operational clock of the
         # renewal model or the groups' lifetimes.
-        self.failures_model: FailureModel = failure_model(sc, g_fail, n)
-        self.fail_version = 0  # failure events of older versions are stale
-        # The victim the failure event being handled names (-1: none, draw a uniform one).
-        self.event_victim = -1
-        self.sync_jitter = bool(sc.sync_jitter)
-        self.epoch = 0  # restart epoch: repairs scheduled before a restart are void after it
+        self.failure_model: FailureModel = failure_model(sc, g_fail, self.alive.size)
         # Checkpoint period and restart rules (sim/policy.py).
         self.plan = CheckpointPlan(sc, scheme)
-        # Training state.
         self.phase = _RUN
-        self.done = 0
-        self.ckpt = 0
-        self.ckpt_ref = 0.0
-        self.k_exec = 0
-        self.restart_after_save = False
         self.save_start = 0.0
-        # Accounting (committed + pending since the last checkpoint).
-        self.ledger = Ledger()
-        self.depth_steps = 0
-        self.exec_steps = 0
-        self.restarts = self.planned_restarts = self.failures = self.masked = 0
-        self.groups_failed = self.rejoins = self.checkpoints = self.lost_saves = 0
-        self.events = 0
+        self.restart_after_save = False  # the save in progress ends in a planned restart
+        # The current stamp per event kind: the restart epoch, and for failures the version of
+        # the failure schedule.
+        self.epoch = 0
+        self.failure_version = 0
+        self.stamps = [0, 0, 0, 0]
+        self._handlers: tuple[Callable[[Any], None], ...] = (
+            self.on_restart_end,  # EventKind.RESTART_END
+            self.on_save_end,  # EventKind.SAVE_END
+            self.on_repair,  # EventKind.REPAIR
+            self.on_failure,  # EventKind.FAILURE
+        )
         self.truncated = False
         self.timeline: list[tuple[float, TimelineEvent, int, int, int]] = []
-        # Current step.
-        self.step_start = self.compute_end = self.step_end = 0.0
-        self.step_S = 1
-        self.step_u = 0.0
-        self.step_rec = 0.0
-        self.at_boundary = True  # no step in progress: training resumes at self.t
         self._schedule_failure()
-
-    # -- jitter ----------------------------------------------------------------------------
-    def _ensure_jitter(self, upto: int) -> None:
-        """Make sure u[0..upto-1] and P[0..upto] exist."""
-        have = len(self.u)
-        if upto <= have:
-            return
-        n = max(upto - have, have, 1024)
-        if self.jitter > 0:
-            new = self.g_jit.uniform(-1.0, 1.0, n)
-        else:
-            new = np.zeros(n)
-        self.u.extend(new.tolist())
-        if self.sync_jitter:  # the draws as an array, for the vectorised slowest-group batch
-            self.U = np.concatenate([self.U, new])
-        self.P = np.concatenate([self.P, self.P[-1] + np.cumsum(new)])
-
-    def _sync_u(self, u: Any) -> Any:
-        """The slowest of n_alive groups: u = 2 w^(1/n) - 1 with w = (u + 1) / 2 is the maximum
-        of n independent uniforms on [-1, 1] (its CDF is ((x + 1) / 2)^n)."""
-        n = max(len(self.alive_list), 1)
-        return 2.0 * ((u + 1.0) * 0.5) ** (1.0 / n) - 1.0
 
     # -- failure clock ---------------------------------------------------------------------
     @property
     def rate(self) -> float:
         """The share of the job's groups alive (0 during a restart): the failure clock's rate."""
-        return self.failures_model.rate
+        return self.failure_model.rate
 
     def _set_rate(self, rate: float) -> None:
-        self.failures_model.set_rate(self.t, rate)
+        self.failure_model.set_rate(self.clock.now, rate)
         self._schedule_failure()
 
     def _schedule_failure(self) -> None:
-        self.fail_version += 1
-        if self.rate > 0:
-            when, victim = self.failures_model.next_failure(self.t, len(self.alive_list))
+        """Draw the next failure afresh; any failure scheduled before is stale from now on."""
+        self.failure_version += 1
+        self.stamps[_FAILURE] = self.failure_version
+        if self.failure_model.rate > 0:
+            when, victim = self.failure_model.next_failure(self.clock.now, len(self.alive.members))
             if math.isfinite(when):
-                self.q.push(when, _EV_FAILURE, (self.fail_version, victim))
+                self.queue.push(when, _FAILURE, (self.failure_version, victim))
+
+    def _new_epoch(self) -> None:
+        """A restart: the repairs, saves and restart ends scheduled before it are stale."""
+        self.epoch += 1
+        stamps = self.stamps
+        stamps[_RESTART_END] = stamps[_SAVE_END] = stamps[_REPAIR] = self.epoch
 
     # -- steps -----------------------------------------------------------------------------
     def _start_step(self) -> None:
-        k = self.k_exec
-        self._ensure_jitter(k + 1)
+        clock, costs, step = self.clock, self.costs, self.step
+        k = clock.executed
+        self.jitter.ensure(k + 1)
         S = self.scheme.multiplier
-        u = self.u[k]
-        if self.sync_jitter:
-            u = self._sync_u(u)
-        self.step_S = S
-        self.step_u = u
-        self.step_start = self.t
-        self.compute_end = self.t + S * self.c * (1.0 + self.jitter * u)
-        self.step_end = self.compute_end + self.a
-        self.step_rec = 0.0
-        self.at_boundary = False
+        u = self.jitter.u[k]
+        if self.jitter.slowest_of_alive:
+            u = JitterDraws.slowest(u, len(self.alive.members))
+        step.depth = S
+        step.draw = u
+        step.start = clock.now
+        step.compute_end = clock.now + S * costs.compute * (1.0 + costs.jitter * u)
+        step.end = step.compute_end + costs.allreduce
+        step.recovery = 0.0
+        step.running = True
         self.scheme.begin_step()
 
     def _finish_step(self) -> None:
-        S = self.step_S
-        total = self.step_end - self.step_start
-        base = S * self.c + self.a
-        self.ledger.book(
-            self.c + self.a, (S - 1) * self.c, total - self.step_rec - base, self.step_rec
-        )
-        self.t = self.step_end
-        self.at_boundary = True
-        self.done += 1
-        self.k_exec += 1
-        self.exec_steps += 1
-        self.depth_steps += S
+        clock, c, a, step = self.clock, self.costs.compute, self.costs.allreduce, self.step
+        S = step.depth
+        total = step.end - step.start
+        base = S * c + a
+        self.ledger.book(c + a, (S - 1) * c, total - step.recovery - base, step.recovery)
+        clock.now = step.end
+        step.running = False
+        clock.done += 1
+        clock.executed += 1
+        clock.layers += S
 
     def _batch(self, t_limit: float) -> int:
-        """Complete, arithmetically, the whole steps after ``self.t`` that end by ``t_limit``,
-        stopping at the first milestone (last step or checkpoint due).  Returns the count."""
-        n_done = self.steps - self.done
+        """Complete, arithmetically, the whole steps after the clock's time that end by
+        ``t_limit``, stopping at the first milestone (last step or checkpoint due).  Returns
+        the count."""
+        clock, costs = self.clock, self.costs
+        n_done = clock.steps - clock.done
         if n_done <= 0:
             return 0
         S = self.scheme.multiplier
-        c, a, j = self.c, self.a, self.jitter
+        c, a, j = costs.compute, costs.allreduce, costs.jitter
         d = S * c + a
-        span = t_limit - self.t
-        gap = self.ckpt_ref + self.plan.period - self.T_s - self.t  # time until a checkpoint is due
+        span = t_limit - clock.now
+        # The time until a checkpoint is due.
+        gap = clock.last_save_end + self.plan.period - costs.save - clock.now
         d_min = S * c * (1.0 - j) + a
         n_hi = n_done
         if math.isfinite(span):
@@ -306,15 +310,17 @@ class _Run:
             n_hi = min(n_hi, max(int(gap / d_min) + 1, 1))
         if n_hi <= 0:
             return 0
-        k = self.k_exec
-        self._ensure_jitter(k + n_hi)
-        if n_hi <= 16 and not self.sync_jitter:
+        k = clock.executed
+        jitter = self.jitter
+        jitter.ensure(k + n_hi)
+        if n_hi <= 16 and not jitter.slowest_of_alive:
             return self._batch_scalar(n_hi, S, span, gap)
         ns = np.arange(1, n_hi + 1, dtype=np.float64)
-        if j > 0 and self.sync_jitter:
-            T = ns * d + (S * c * j) * np.cumsum(self._sync_u(self.U[k : k + n_hi]))
+        if j > 0 and jitter.slowest_of_alive:
+            slowest = JitterDraws.slowest(jitter.array[k : k + n_hi], len(self.alive.members))
+            T = ns * d + (S * c * j) * np.cumsum(slowest)
         elif j > 0:
-            T = ns * d + (S * c * j) * (self.P[k + 1 : k + n_hi + 1] - self.P[k])
+            T = ns * d + (S * c * j) * (jitter.prefix[k + 1 : k + n_hi + 1] - jitter.prefix[k])
         else:
             T = ns * d
         n_fit = int(np.searchsorted(T, span, side="right"))
@@ -329,11 +335,11 @@ class _Run:
 
     def _batch_scalar(self, n_hi: int, S: int, span: float, gap: float) -> int:
         """:meth:`_batch` for a few steps: the same sums, without numpy call overhead."""
-        c, a, j = self.c, self.a, self.jitter
+        c, a, j = self.costs.compute, self.costs.allreduce, self.costs.jitter
         d = S * c + a
         scj = S * c * j
-        P = self.P
-        k = self.k_exec
+        P = self.jitter.prefix
+        k = self.clock.executed
         pk = P[k]
         n = 0
         tot = 0.0
@@ -350,25 +356,30 @@ class _Run:
 
     def _advance(self, n: int, tot: float, S: int) -> int:
         """Book ``n`` failure-free steps at depth ``S`` that took ``tot`` seconds in all."""
-        c, a = self.c, self.a
+        clock, c, a = self.clock, self.costs.compute, self.costs.allreduce
         d = S * c + a
         self.ledger.book(n * (c + a), n * (S - 1) * c, tot - n * d)
-        self.t = self.t + tot
-        self.done += n
-        self.k_exec += n
-        self.exec_steps += n
-        self.depth_steps += n * S
+        clock.now = clock.now + tot
+        clock.done += n
+        clock.executed += n
+        clock.layers += n * S
         return n
 
     def _checkpoint_due(self) -> bool:
         # At least one new step: with save = 0 the optimal period is 0 and would otherwise
         # checkpoint the same step forever.
-        return self.done > self.ckpt and self.t - self.ckpt_ref >= self.plan.period - self.T_s
+        clock = self.clock
+        return (
+            clock.done > clock.checkpointed
+            and clock.now - clock.last_save_end >= self.plan.period - self.costs.save
+        )
 
     def _boundary(self, t_limit: float) -> None:
-        """At a step boundary (``self.t``), run whole steps until ``t_limit`` or a milestone."""
+        """At a step boundary (the clock's time), run whole steps until ``t_limit`` or a
+        milestone."""
+        clock, step = self.clock, self.step
         while True:
-            if self.done >= self.steps:
+            if clock.done >= clock.steps:
                 self._finish()
                 return
             if self._checkpoint_due():
@@ -381,7 +392,7 @@ class _Run:
             if self.batching and self._batch(t_limit) > 0:
                 continue
             self._start_step()
-            if self.step_end > t_limit:
+            if step.end > t_limit:
                 return
             self._finish_step()
 
@@ -389,18 +400,19 @@ class _Run:
         """Run training (phase RUN) up to ``t_limit``."""
         if self.phase != _RUN:
             return
-        if not self.at_boundary:
-            if self.step_end > t_limit:
+        if self.step.running:
+            if self.step.end > t_limit:
                 return
             self._finish_step()
         self._boundary(t_limit)
 
     # -- checkpoints, restarts, end ---------------------------------------------------------
     def _start_save(self, restart_after: bool) -> None:
+        now = self.clock.now
         self.phase = _SAVE
-        self.save_start = self.t
+        self.save_start = now
         self.restart_after_save = restart_after
-        self.q.push(self.t + self.T_s, _EV_SAVE_END, self.epoch)
+        self.queue.push(now + self.costs.save, _SAVE_END, (self.epoch, None))
 
     def _finish(self) -> None:
         self.ledger.commit()
@@ -408,147 +420,154 @@ class _Run:
         self._log(TimelineEvent.DONE)
 
     def _restart(self, planned: bool) -> None:
-        led = self.ledger
-        if self.phase == _RUN and not self.at_boundary:
-            led.rework += self.t - self.step_start
+        led, clock, counts = self.ledger, self.clock, self.counts
+        if self.phase == _RUN and self.step.running:
+            led.rework += clock.now - self.step.start
         elif self.phase == _SAVE:
-            led.checkpoint += self.t - self.save_start
-            self.lost_saves += 1
+            led.checkpoint += clock.now - self.save_start
+            counts.lost_saves += 1
             self.restart_after_save = False  # a wipe-out pre-empted the planned restart
         led.lose_pending()
-        self.done = self.ckpt
-        self.restarts += 1
-        self.planned_restarts += int(planned)
+        clock.done = clock.checkpointed
+        counts.restarts += 1
+        counts.planned_restarts += int(planned)
         self.plan.want_restart = False
-        self.epoch += 1
+        self._new_epoch()
         self.scheme.reset()
-        if len(self.alive_list) != self.n_used:
-            n = self.n_used
-            self.alive_list = list(range(n))
-            self.pos = list(range(n))
-            self.is_alive = [True] * n
+        self.alive.revive_all()
         self.phase = _RESTART
-        self.failures_model.restart_begins(self.t)
+        self.failure_model.restart_begins(clock.now)
         self._set_rate(0.0)
-        self.q.push(self.t + self.T_r, _EV_RESTART_END, self.epoch)
+        self.queue.push(clock.now + self.costs.restart, _RESTART_END, (self.epoch, None))
         self._log(TimelineEvent.RESTART)
 
     def _log(self, event: TimelineEvent) -> None:
         if self.record:
             self.timeline.append(
-                (self.t, event, self.done, self.scheme.multiplier, len(self.alive_list))
+                (
+                    self.clock.now,
+                    event,
+                    self.clock.done,
+                    self.scheme.multiplier,
+                    len(self.alive.members),
+                )
             )
 
     def _time_for_failures(self, rem: float) -> float:
         """Expected wall time, from now, until ``rem`` more failures (seconds)."""
-        return self.failures_model.time_for_failures(
-            self.t, rem, len(self.alive_list), self.phase == _RESTART
+        return self.failure_model.time_for_failures(
+            self.clock.now, rem, len(self.alive.members), self.phase == _RESTART
         )
 
     def _update_period(self) -> None:
-        self.plan.update_period(self.n_used - len(self.alive_list), self._time_for_failures)
+        self.plan.update_period(self.alive.size - len(self.alive.members), self._time_for_failures)
 
     def _evaluate_policy(self) -> None:
         """The expected-cost restart rule (:meth:`CheckpointPlan.evaluate`) at this state."""
+        clock = self.clock
         self.plan.evaluate(
-            self.t, self.done, self.ckpt, len(self.alive_list), self._time_for_failures
+            clock.now,
+            clock.done,
+            clock.checkpointed,
+            len(self.alive.members),
+            self._time_for_failures,
         )
 
-    # -- events ----------------------------------------------------------------------------
-    def _kill(self, g: int) -> None:
-        self.is_alive[g] = False
-        i = self.pos[g]
-        last = self.alive_list.pop()
-        if last != g:
-            self.alive_list[i] = last
-            self.pos[last] = i
-
-    def on_failure(self) -> None:
-        """The failure event at ``self.t`` (its victim, if it names one, in ``event_victim``)."""
-        self.failures += 1
-        model = self.failures_model
-        model.record_failure(self.t)
-        n_alive = len(self.alive_list)
+    # -- event handlers (one per EventKind) ---------------------------------------------------
+    def on_failure(self, named: int) -> None:
+        """A failure at the clock's time; ``named`` is its victim when the model names one."""
+        counts, alive, now = self.counts, self.alive, self.clock.now
+        counts.failures += 1
+        model = self.failure_model
+        model.record_failure(now)
+        n_alive = len(alive.members)
         if model.names_victims:
-            victim = self.event_victim
+            victim = named
         else:
-            victim = self.alive_list[min(int(self.uniform.next() * n_alive), n_alive - 1)]
-        if self.sc.rack_share > 0 and self.uniform.next() < self.sc.rack_share:
-            victims = [g for g in self.rack_members[self.rack[victim]] if self.is_alive[g]]
+            victim = alive.members[min(int(self.victim_draws.next() * n_alive), n_alive - 1)]
+        if self.sc.rack_share > 0 and self.victim_draws.next() < self.sc.rack_share:
+            victims = alive.alive_rack_mates(victim)
         else:
             victims = [victim]
         model.kill(victims)
         out = self.scheme.fail(victims)
-        self.groups_failed += len(victims)
+        counts.groups_failed += len(victims)
         if out.wipeout:
             self._restart(planned=False)
             return
-        self.masked += 1
+        counts.masked += 1
         for g in victims:
-            self._kill(g)
-        if self.repair_time is not None:
+            alive.kill(g)
+        if self.repair_times is not None:
             for g in victims:
-                self.q.push(self.t + self.repair_time.next(), _EV_REPAIR, (self.epoch, g))
-        if self.phase == _RUN and not self.at_boundary:
-            extra = out.control + out.patch_layers * self.c * (1.0 + self.jitter * self.step_u)
-            if self.t < self.compute_end:
-                self.compute_end += extra
-                self.step_end += extra
-                self.step_rec += extra
+                self.queue.push(now + self.repair_times.next(), _REPAIR, (self.epoch, g))
+        step = self.step
+        if self.phase == _RUN and step.running:
+            c, j = self.costs.compute, self.costs.jitter
+            extra = out.control + out.patch_layers * c * (1.0 + j * step.draw)
+            if now < step.compute_end:
+                step.compute_end += extra
+                step.end += extra
+                step.recovery += extra
             else:  # the all-reduce in flight is lost: patch, then rerun it
-                new_end = self.t + extra + self.a
-                self.step_rec += new_end - self.step_end
-                self.compute_end = self.t + extra
-                self.step_end = new_end
-        self._set_rate(len(self.alive_list) / self.sc.groups)
+                new_end = now + extra + self.costs.allreduce
+                step.recovery += new_end - step.end
+                step.compute_end = now + extra
+                step.end = new_end
+        self._set_rate(len(alive.members) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
         self._log(TimelineEvent.MASKED_FAILURE)
 
     def on_repair(self, g: int) -> None:
-        if self.is_alive[g]:  # pragma: no cover - a dead group is repaired once per epoch
+        """Group ``g`` is back from repair and rejoins the job."""
+        if self.alive.alive[g]:  # pragma: no cover - a dead group is repaired once per epoch
             return
         self.scheme.rejoin([g])
-        self.is_alive[g] = True
-        self.pos[g] = len(self.alive_list)
-        self.alive_list.append(g)
-        self.rejoins += 1
-        self.failures_model.revive(g, self.t)
-        self._set_rate(len(self.alive_list) / self.sc.groups)
+        self.alive.revive(g)
+        self.counts.rejoins += 1
+        self.failure_model.revive(g, self.clock.now)
+        self._set_rate(len(self.alive.members) / self.sc.groups)
         self._update_period()
         self._evaluate_policy()
         self._log(TimelineEvent.REJOIN)
 
-    def on_save_end(self) -> None:
+    def on_save_end(self, _arg: None = None) -> None:
+        """A checkpoint save ends: the steps since the last one are committed."""
+        clock = self.clock
         self.ledger.commit()
-        self.ckpt = self.done
-        self.checkpoints += 1
-        self.ledger.checkpoint += self.T_s
-        self.ckpt_ref = self.t
+        clock.checkpointed = clock.done
+        self.counts.checkpoints += 1
+        self.ledger.checkpoint += self.costs.save
+        clock.last_save_end = clock.now
         self._log(TimelineEvent.CHECKPOINT)
         if self.restart_after_save:
             self.phase = _RUN  # restart from a clean boundary: nothing to rework
-            self.step_start = self.t
+            self.step.start = clock.now
             self.restart_after_save = False
             self._restart(planned=True)
             return
         self._update_period()
         self.phase = _RUN
         self._evaluate_policy()
-        self._boundary(self.q.peek_time())
+        self._boundary(self.queue.peek_time())
 
-    def on_restart_end(self) -> None:
-        self.ledger.restart += self.T_r
+    def on_restart_end(self, _arg: None = None) -> None:
+        """A global restart ends: every group is back and training resumes."""
+        clock = self.clock
+        self.ledger.restart += self.costs.restart
         self.phase = _RUN
-        self.ckpt_ref = self.t
-        self.failures_model.restart_ends(self.t)
-        self._set_rate(self.n_used / self.sc.groups)
+        clock.last_save_end = clock.now
+        self.failure_model.restart_ends(clock.now)
+        self._set_rate(self.alive.size / self.sc.groups)
         self._update_period()
         self._log(TimelineEvent.RESUME)
-        self.at_boundary = True
+        self.step.running = False
 
     def run(self, horizon: float) -> None:
-        q = self.q
+        """Train and handle events in time order until the last step or ``horizon``."""
+        q, clock, counts = self.queue, self.clock, self.counts
+        stamps, handlers = self.stamps, self._handlers
         while self.phase != _DONE:
             t_next = q.peek_time()
             if self.phase == _RUN:
@@ -559,29 +578,15 @@ class _Run:
                     continue
             if t_next > horizon:
                 return
-            time_, kind, _seq, payload = q.pop()
-            if kind == _EV_FAILURE:
-                if payload[0] != self.fail_version:
-                    continue
-                self.event_victim = payload[1]
-            elif kind == _EV_REPAIR:
-                if payload[0] != self.epoch:
-                    continue
-            elif payload != self.epoch:  # a save cut short by a restart
+            time_, kind, _seq, (stamp, arg) = q.pop()
+            if stamp != stamps[kind]:  # stale: a redrawn failure, or voided by a restart
                 continue
-            self.t = time_
-            self.events += 1
-            if self.events > MAX_EVENTS:
+            clock.now = time_
+            counts.events += 1
+            if counts.events > MAX_EVENTS:
                 self.truncated = True
                 return
-            if kind == _EV_FAILURE:
-                self.on_failure()
-            elif kind == _EV_REPAIR:
-                self.on_repair(payload[1])
-            elif kind == _EV_SAVE_END:
-                self.on_save_end()
-            else:
-                self.on_restart_end()
+            handlers[kind](arg)
 
 
 def simulate(
@@ -656,10 +661,11 @@ def simulate(
     horizon = scenario.horizon * scenario.t0
     run.run(horizon)
     completed = run.phase == _DONE
+    clock, counts = run.clock, run.counts
     if not completed and not run.truncated:
-        run.t = horizon
+        clock.now = horizon
     tl = np.array(run.timeline, dtype=TIMELINE_DTYPE) if timeline else None
-    wall = run.t
+    wall = clock.now
     losses = run.ledger.losses()
     down = losses["restart"] + losses["rework"] + losses["checkpoint"]
     return Report(
@@ -674,21 +680,21 @@ def simulate(
         wall_clock=wall,
         useful=run.ledger.useful,
         availability=(1.0 - down / wall) if wall > 0 else 1.0,
-        restarts=run.restarts,
-        planned_restarts=run.planned_restarts,
-        failures=run.failures,
-        groups_failed=run.groups_failed,
-        masked_failures=run.masked,
-        rejoins=run.rejoins,
-        checkpoints=run.checkpoints,
-        lost_saves=run.lost_saves,
-        mean_depth=run.depth_steps / max(run.exec_steps, 1),
-        progress=(run.steps if completed else run.ckpt) / run.steps,
-        executed_steps=run.exec_steps,
+        restarts=counts.restarts,
+        planned_restarts=counts.planned_restarts,
+        failures=counts.failures,
+        groups_failed=counts.groups_failed,
+        masked_failures=counts.masked,
+        rejoins=counts.rejoins,
+        checkpoints=counts.checkpoints,
+        lost_saves=counts.lost_saves,
+        mean_depth=clock.layers / max(clock.executed, 1),
+        progress=(clock.steps if completed else clock.checkpointed) / clock.steps,
+        executed_steps=clock.executed,
         period=run.plan.static_period,
         endurable_failures=run.plan.mu,
         losses=losses,
-        events=run.events,
+        events=counts.events,
         decision_seconds=sch.decision_seconds,
         sim_seconds=_time.perf_counter() - wall0,
         timeline=tl,

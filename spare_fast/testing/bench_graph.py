@@ -58,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default="1024,4096,16384",
         help="comma-separated node counts (default 1024,4096,16384)",
     )
-    from spare_fast.cli._common import int_at_least
+    from spare_fast._validation import int_at_least
 
     p.add_argument(
         "--repeats", type=int_at_least(1), default=3, help="timed runs per solver (median)"
@@ -346,7 +346,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spare_fast.cli._common import UsageError, require
+    from spare_fast._validation import UsageError, require
 
     families = [f.strip() for f in args.families.split(",") if f.strip()]
     for f in families:

@@ -108,7 +108,8 @@ void spf_buffer_free(void* data);
 /* Stateless from-scratch decision on `stacks` (the current orders) and `alive` (n_groups
  * bytes, 0 or 1). assignment: NULL or assignment_len >= T int32 (T = 1 + the largest type),
  * receives the provider per type (-1 on wipe-out). stacks_out: NULL or n_groups * height
- * int32, receives the reordered stacks. decision may be NULL; its patch is empty. */
+ * int32, receives the reordered stacks. decision may be NULL; its patch is empty.
+ * An assignment_len below T returns SPF_ERROR_BUFFER_TOO_SMALL and writes no output. */
 int spf_solve(const int32_t* stacks, int64_t n_groups, int64_t height, const uint8_t* alive,
               const int64_t* move_cost, int32_t* assignment, int64_t assignment_len,
               int32_t* stacks_out, spf_decision* decision);

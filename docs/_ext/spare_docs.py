@@ -88,11 +88,15 @@ def _check_public_names(app: Sphinx, env: BuildEnvironment) -> None:
                     logger.warning("public module %s.%s has no docstring", modname, name)
                 continue
             if f"{modname}.{name}" not in entries and not _documented_elsewhere(obj, entries):
-                logger.warning(
-                    "public name %s.%s has no reference entry (automodule it in docs/api/)",
-                    modname,
-                    name,
-                )
+                documented = inspect.isclass(obj) or inspect.isroutine(obj)
+                if documented and not inspect.getdoc(obj):
+                    logger.warning("public name %s.%s has no docstring", modname, name)
+                else:
+                    logger.warning(
+                        "public name %s.%s has no reference entry (automodule it in docs/api/)",
+                        modname,
+                        name,
+                    )
             if inspect.isclass(obj):
                 for member in _undocumented_members(obj):
                     logger.warning(
@@ -112,28 +116,45 @@ def _check_public_names(app: Sphinx, env: BuildEnvironment) -> None:
 
 
 def _undocumented_members(cls: type) -> list[str]:
-    """Public methods, properties, enum members and dataclass fields with no docstring of
-    their own that the class docstring (its Attributes or Parameters section) does not name."""
+    """The public members of ``cls`` that nothing documents.
+
+    A method needs its own docstring. A property or a dataclass field needs its own docstring
+    or ``#:`` comment, or an entry in the class docstring's Attributes (or Parameters) section
+    (a line ``name : type``). An enum member needs its own docstring or ``#:`` comment, or a
+    mention in the class docstring.
+    """
     text = inspect.getdoc(cls) or ""
-    names: list[str] = []
-    if dataclasses.is_dataclass(cls):
-        names += [f.name for f in dataclasses.fields(cls)]
-    for attr, value in vars(cls).items():
-        if attr.startswith("_"):
-            continue
-        if isinstance(value, (property, classmethod, staticmethod)) or inspect.isfunction(value):
-            doc = value.__doc__ if isinstance(value, property) else inspect.getdoc(value)
-            if not doc:
-                names.append(attr)
-        elif issubclass(cls, Enum) and isinstance(value, cls):
-            if not value.__doc__ or value.__doc__ == cls.__doc__:
-                names.append(attr)
+    fields = set()
+    for line in text.splitlines():
+        m = re.match(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*(?::|$)", line)
+        if m:
+            fields.update(n.strip() for n in m.group(1).split(","))
     try:
         comments = ModuleAnalyzer.for_module(cls.__module__).find_attr_docs()
     except Exception:  # no source: the compiled core
         comments = {}
-    names = [n for n in names if (cls.__qualname__, n) not in comments]
-    return [n for n in dict.fromkeys(names) if not re.search(rf"\b{re.escape(n)}\b", text)]
+    missing: list[str] = []
+
+    def documented_field(name: str) -> bool:
+        return name in fields or (cls.__qualname__, name) in comments
+
+    if dataclasses.is_dataclass(cls):
+        missing += [f.name for f in dataclasses.fields(cls) if not documented_field(f.name)]
+    for attr, value in vars(cls).items():
+        if attr.startswith("_"):
+            continue
+        if isinstance(value, property):
+            if not value.__doc__ and not documented_field(attr):
+                missing.append(attr)
+        elif isinstance(value, (classmethod, staticmethod)) or inspect.isfunction(value):
+            if not inspect.getdoc(value):
+                missing.append(attr)
+        elif issubclass(cls, Enum) and isinstance(value, cls):
+            own = value.__doc__ and value.__doc__ != cls.__doc__
+            mentioned = re.search(rf"\b{re.escape(attr)}\b", text)
+            if not own and not mentioned and (cls.__qualname__, attr) not in comments:
+                missing.append(attr)
+    return list(dict.fromkeys(missing))
 
 
 def _documented_elsewhere(obj: Any, entries: dict[str, tuple[str, bool]]) -> bool:

@@ -42,12 +42,9 @@ DATA_DIRS = ("sim", "theory", "graph", "_ext")
 def pages() -> list[Path]:
     """README.md, then every Markdown page of the site in path order."""
     docs = ROOT / "docs"
-    found = [
-        p
-        for p in sorted(docs.rglob("*.md"))
-        if p.relative_to(docs).parts[0] not in DATA_DIRS
-    ]
+    found = [p for p in sorted(docs.rglob("*.md")) if p.relative_to(docs).parts[0] not in DATA_DIRS]
     return [README, *found]
+
 
 PACKAGE_ROOT = Path(spare_fast.__file__).resolve().parents[1]
 LONG = "<!-- long -->"

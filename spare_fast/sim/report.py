@@ -171,7 +171,7 @@ class Report:
 
         Notes
         -----
-        O(1) from :attr:`losses`.  The README's ``## Simulator`` section compares both readings
+        O(1) from :attr:`losses`.  The simulator guide (``docs/guide/simulator.md``) compares both readings
         with the paper's table (``tools/sim_experiments.py availability``).
 
         References

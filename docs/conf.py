@@ -77,7 +77,9 @@ autodoc_default_options = {
     "show-inheritance": True,
     "member-order": "bysource",
 }
-autodoc_typehints = "signature"
+# The numpydoc Parameters and Returns sections give the types, in words; the annotations
+# (numpy's ArrayLike is a union of a dozen private protocols) would only repeat them, unreadably.
+autodoc_typehints = "none"
 autodoc_preserve_defaults = True
 autoclass_content = "class"
 # spare_fast.torch needs torch and torchft. They come with the test and torch extras (what CI
@@ -113,4 +115,3 @@ myst_heading_anchors = 3
 html_theme = "furo"
 html_title = f"spare_fast {release}"
 html_static_path: list[str] = []
-pygments_style = "sphinx"

@@ -26,6 +26,7 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
+from sphinx.ext.autodoc.mock import mock
 from sphinx.pycode import ModuleAnalyzer
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
@@ -77,6 +78,11 @@ def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: Any) -
 
 
 def _check_public_names(app: Sphinx, env: BuildEnvironment) -> None:
+    with mock(app.config.autodoc_mock_imports):
+        _check_public(app, env)
+
+
+def _check_public(app: Sphinx, env: BuildEnvironment) -> None:
     entries: dict[str, tuple[str, bool]] = getattr(env, "spare_docs_entries", {})
     modules: list[str] = app.config.spare_docs_public_modules
     for modname in modules:
@@ -189,6 +195,14 @@ def _lookup(path: str) -> tuple[bool, Any]:
 
 
 def _resolve_missing(
+    app: Sphinx, env: BuildEnvironment, node: addnodes.pending_xref, contnode: nodes.Element
+) -> nodes.Element | None:
+    # Import what a reference names under autodoc's stand-ins (torch in a docs-only install).
+    with mock(app.config.autodoc_mock_imports):
+        return _resolve(app, env, node, contnode)
+
+
+def _resolve(
     app: Sphinx, env: BuildEnvironment, node: addnodes.pending_xref, contnode: nodes.Element
 ) -> nodes.Element | None:
     if node.get("refdomain") != "py":

@@ -171,8 +171,8 @@ class Report:
 
         Notes
         -----
-        O(1) from :attr:`losses`.  The simulator guide (``docs/guide/simulator.md``) compares both readings
-        with the paper's table (``tools/sim_experiments.py availability``).
+        O(1) from :attr:`losses`.  The simulator guide (``docs/guide/simulator.md``) compares
+        both readings with the paper's table (``tools/sim_experiments.py availability``).
 
         References
         ----------

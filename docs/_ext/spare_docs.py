@@ -231,6 +231,8 @@ def _resolve(
         found, obj = _lookup(cand)
         if not found:
             continue
+        if inspect.ismodule(obj):
+            return contnode  # a submodule without a page of its own: plain text
         short = cand.rsplit(".", 1)[-1]
         # A public alias documented elsewhere: the same object under another name.
         for name in documented:

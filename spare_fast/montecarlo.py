@@ -189,8 +189,8 @@ def overhead(
     place of ``S*`` and a fixed ``floor(mu)`` in place of the random ``W``; it averages the
     states before each survived failure, i.e. it drops the last state, which
     ``states="survived"`` mirrors. The two differ by about ``(S*(W) - mean) / W``, which
-    matters only for small N (README, Theory). One controller is reused across trajectories
-    through ``restart()``. Trajectory ``t`` draws its order from
+    matters only for small N (``docs/guide/theory.md``). One controller is reused across
+    trajectories through ``restart()``. Trajectory ``t`` draws its order from
     ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(t,)))``. Cost: ``W`` controller
     decisions per trajectory.
 

@@ -1,6 +1,9 @@
-"""Every Python and shell snippet of README.md runs, and prints what the README shows.
+"""Every Python and shell snippet of README.md and of the site's pages runs, and prints what
+the page shows.
 
-Conventions (README.md, "Development"):
+The pages are the Markdown files under ``docs/`` (the guides, the getting-started pages, the
+benchmarks), less the tables that tools write under ``docs/sim``, ``docs/theory`` and
+``docs/graph``. Conventions (README.md, "Development"):
 
 * ```` ```python ```` blocks run top to bottom in a fresh interpreter. An expression statement
   whose line ends in ``# -> EXPECTED`` (free text may follow a ``;``) must evaluate to
@@ -30,42 +33,69 @@ import pytest
 
 import spare_fast
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+# Written by the measuring tools, not by hand: their blocks are data, not examples.
+DATA_DIRS = ("sim", "theory", "graph", "_ext")
+
+
+def pages() -> list[Path]:
+    """README.md, then every Markdown page of the site in path order."""
+    docs = ROOT / "docs"
+    found = [p for p in sorted(docs.rglob("*.md")) if p.relative_to(docs).parts[0] not in DATA_DIRS]
+    return [README, *found]
+
+
 PACKAGE_ROOT = Path(spare_fast.__file__).resolve().parents[1]
 LONG = "<!-- long -->"
 KINDS = ("python", "bash", "console")
 
 
-def snippets() -> list[tuple[str, int, str, bool]]:
-    """(kind, first line number, code, long) for every python/bash/console block."""
-    lines = README.read_text().splitlines()
+def snippets(page: Path) -> list[tuple[str, int, str, bool]]:
+    """(kind, first line number, code, long) for every python/bash/console block of a page."""
+    lines = page.read_text().splitlines()
     out = []
     i = 0
     while i < len(lines):
-        m = re.match(r"^```(\w*)\s*$", lines[i])
+        # A fence: three or more backticks and an info string without backticks (a MyST
+        # directive such as {toctree} is a fence too, so its closing line is not an opening).
+        m = re.match(r"^(`{3,})([^`]*)$", lines[i])
         if not m:
             i += 1
             continue
+        fence, info = m.group(1), m.group(2).strip()
         j = i + 1
-        while j < len(lines) and not lines[j].startswith("```"):
+        while j < len(lines) and not re.match(rf"^{fence}\s*$", lines[j]):
             j += 1
-        if m.group(1) in KINDS:
+        if info in KINDS:
             k = i - 1
             while k >= 0 and not lines[k].strip():
                 k -= 1
             long = k >= 0 and lines[k].strip() == LONG
-            out.append((m.group(1), i + 1, "\n".join(lines[i + 1 : j]) + "\n", long))
+            out.append((info, i + 1, "\n".join(lines[i + 1 : j]) + "\n", long))
         i = j + 1
     return out
 
 
-ALL = snippets()
-RUN = [s for s in ALL if not s[3]]
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
 
 
-def test_readme_has_snippets_to_run() -> None:
-    kinds = {s[0] for s in RUN}
-    assert kinds == set(KINDS), kinds
+# (page, kind, first line, code) for every block that runs.
+RUN = [
+    (_name(page), kind, line, code)
+    for page in pages()
+    for kind, line, code, long in snippets(page)
+    if not long
+]
+
+
+def test_pages_have_snippets_to_run() -> None:
+    assert {s[1] for s in RUN} == set(KINDS), {s[1] for s in RUN}
+    assert any(s[0] == "README.md" and s[1] == "python" for s in RUN)
+    # The guides and the getting-started pages show code that runs.
+    for page in ("docs/start/controller.md", "docs/guide/controller.md", "docs/guide/theory.md"):
+        assert any(s[0] == page for s in RUN), page
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -116,7 +146,7 @@ DRIVER = textwrap.dedent(
         want = NUM.findall(claim)
         got = [float(x) for x in NUM.findall(shown)]
         if len(want) != len(got):
-            raise SystemExit(f"README line {line}: shows {claim!r}, the value is {shown}")
+            raise SystemExit(f"{page} line {line}: shows {claim!r}, the value is {shown}")
         for w, g in zip(want, got):
             if "e" in w.lower():  # 1.5e-06: as many significant digits as shown
                 mant, exp = w.lower().split("e")
@@ -126,11 +156,12 @@ DRIVER = textwrap.dedent(
                 digits = len(w.split(".")[1]) if "." in w else 0
                 ok = round(g, digits) == float(w.replace(",", ""))
             if not ok:
-                raise SystemExit(f"README line {line}: shows {claim!r}, the value is {shown}")
+                raise SystemExit(f"{page} line {line}: shows {claim!r}, the value is {shown}")
         for word in WORD.findall(claim):
             if word not in shown:
-                raise SystemExit(f"README line {line}: shows {word!r}, the value is {shown}")
+                raise SystemExit(f"{page} line {line}: shows {word!r}, the value is {shown}")
 
+    page = sys.argv[3]
     first = int(sys.argv[2])
     ns = {"__name__": "__main__"}
     for node in ast.parse(src).body:
@@ -139,18 +170,18 @@ DRIVER = textwrap.dedent(
                       comments[n].lstrip("# ").startswith("->")), None)
         code = ast.get_source_segment(src, node)
         if isinstance(node, ast.Expr) and claim is not None:
-            value = eval(compile(ast.Expression(node.value), "README", "eval"), ns)
+            value = eval(compile(ast.Expression(node.value), page, "eval"), ns)
             text = claim.lstrip("# ")[2:].split(";")[0].strip()
             check(first + node.lineno, text, value)
         else:
-            exec(compile(ast.Module([node], []), "README", "exec"), ns)
+            exec(compile(ast.Module([node], []), page, "exec"), ns)
     print("ok")
     """
 )
 
 
 def _ids() -> list[str]:
-    return [f"{kind}-line{line}" for kind, line, _, _ in RUN]
+    return [f"{page}-{kind}-line{line}" for page, kind, line, _ in RUN]
 
 
 def _run(argv: list[str], work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -161,8 +192,8 @@ def _bash(code: str) -> list[str]:
     return ["bash", "-e", "-o", "pipefail", "-c", code]
 
 
-@pytest.mark.parametrize(("kind", "line", "code", "long"), RUN, ids=_ids())
-def test_snippet(tmp_path: Path, kind: str, line: int, code: str, long: bool) -> None:
+@pytest.mark.parametrize(("page", "kind", "line", "code"), RUN, ids=_ids())
+def test_snippet(tmp_path: Path, page: str, kind: str, line: int, code: str) -> None:
     env = _env(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
@@ -170,17 +201,17 @@ def test_snippet(tmp_path: Path, kind: str, line: int, code: str, long: bool) ->
         (tmp_path / "snippet.py").write_text(code)
         (tmp_path / "driver.py").write_text(DRIVER)
         driver = [sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "snippet.py")]
-        p = _run([*driver, str(line)], work, env)
-        assert p.returncode == 0, f"README line {line}:\n{p.stdout}\n{p.stderr}"
+        p = _run([*driver, str(line), page], work, env)
+        assert p.returncode == 0, f"{page} line {line}:\n{p.stdout}\n{p.stderr}"
     elif kind == "bash":
         p = _run(_bash(code), work, env)
-        assert p.returncode == 0, f"README line {line}:\n{p.stdout}\n{p.stderr}"
+        assert p.returncode == 0, f"{page} line {line}:\n{p.stdout}\n{p.stderr}"
     else:
         for cmd, expected in _console(code):
             p = _run(_bash(cmd), work, env)
-            assert p.returncode == 0, f"README line {line}: {cmd}\n{p.stderr}"
+            assert p.returncode == 0, f"{page} line {line}: {cmd}\n{p.stderr}"
             got = [x.rstrip() for x in p.stdout.rstrip("\n").splitlines()]
-            assert got == expected, f"README line {line}: {cmd}"
+            assert got == expected, f"{page} line {line}: {cmd}"
 
 
 def _console(code: str) -> list[tuple[str, list[str]]]:

@@ -12,7 +12,8 @@ Schemes: CKPT-only (``"checkpoint"``), Rep+CKPT (``"replication"``) and SPARe+CK
 * :mod:`~spare_fast.sim.ledger`: the time buckets (useful, redundancy, recovery, ...).
 * :mod:`~spare_fast.sim.policy`: the checkpoint period and the restart rules.
 * :mod:`~spare_fast.sim.report`: the :class:`Report` and its timeline.
-* :mod:`~spare_fast.sim.sweep`: grids of runs in parallel, tables and plots.
+* ``spare_fast.sim.sweep`` (the module of :func:`sweep`): grids of runs in parallel, tables and
+  plots.
 
 Examples
 --------

@@ -15,11 +15,17 @@ __all__ = ["TIMELINE_DTYPE", "Report", "TimelineEvent"]
 class TimelineEvent(IntEnum):
     """Kinds of timeline rows."""
 
+    #: A failure the scheme survived without a restart.
     MASKED_FAILURE = 0
+    #: A global restart began (wipe-out, CKPT-only failure or planned restart).
     RESTART = 1
+    #: A checkpoint save completed.
     CHECKPOINT = 2
+    #: A repaired group came back.
     REJOIN = 3
+    #: The last step finished.
     DONE = 4
+    #: Training resumed after a restart.
     RESUME = 5
 
 
@@ -38,29 +44,74 @@ class Report:
 
     Attributes
     ----------
+    scheme : str
+        ``"checkpoint"``, ``"replication"`` or ``"spare"``.
+    redundancy : int
+        Shard types per group (SPARe) or replicas per set (Rep); 1 for CKPT-only.
+    layout : str
+        The SPARe layout kind (``"cyclic"``, ``"sidon"``, ``"random"``, ``"domain"``), or the
+        scheme's own for the others.
+    seed : int
+        The seed of the run; the same seed gives the same report, bit for bit.
+    groups : int
+        Data-parallel groups N.
+    completed : bool
+        Whether every step finished before the horizon.
     time_to_train : float
         Wall clock to finish all steps (s); ``inf`` if the run hit the scenario's horizon.
     t0 : float
         Failure-free time-to-train (s).
     normalized : float
         ``time_to_train / t0``.
+    wall_clock : float
+        Simulated seconds the run took (the horizon when it did not finish).
+    useful : float
+        Seconds of failure-free compute at depth 1 in ``wall_clock``.
     availability : float
         ``1 - (restart + rework + checkpoint) / wall_clock``: the share of wall clock that
         advanced training, counting redundant compute and recovery as up time.  See
         :attr:`restart_availability` for the other reading of "uptime / wall clock".
-    restarts, masked_failures : int
-        Global restarts (wipe-outs, CKPT-only failures and planned restarts) and failure events
-        survived without one.
+    restarts : int
+        Global restarts: wipe-outs, CKPT-only failures and planned restarts.
+    planned_restarts : int
+        The restarts a restart policy chose (``Scenario.restart_depth`` or
+        ``restart_policy="expected_cost"``), included in ``restarts``.
+    failures : int
+        Failure events.
+    groups_failed : int
+        Groups lost to failure events (a rack failure takes several).
+    masked_failures : int
+        Failure events survived without a restart.
+    rejoins : int
+        Repaired groups that came back (``Scenario.repair``).
+    checkpoints : int
+        Checkpoint saves completed.
+    lost_saves : int
+        Checkpoint saves that a restart interrupted.
     mean_depth : float
         Mean compute multiplier over executed steps (SPARe stack depth, r for replication).
     progress : float
         Share of the steps finished (1.0 when completed; the committed share otherwise).
+    executed_steps : int
+        Steps computed, reworked ones included.
+    period : float
+        The checkpoint period T_c* the run started with (s).
+    endurable_failures : float
+        The mu the checkpoint period was computed from.
     losses : dict
         Seconds lost per cause: restart, rework, checkpoint, redundancy, recovery (decision,
         shrink, patch, all-reduce reruns), jitter (signed).  ``useful + sum(losses)`` is the
         wall clock.
+    events : int
+        Events the engine processed.
+    decision_seconds : float
+        Real seconds spent in the controller's decisions.
+    sim_seconds : float
+        Real seconds the whole simulation took.
     timeline : numpy.ndarray or None
         Structured rows of :data:`TIMELINE_DTYPE`, one per event.
+    scenario : Scenario
+        The scenario that was run.
 
     Examples
     --------
@@ -120,8 +171,8 @@ class Report:
 
         Notes
         -----
-        O(1) from :attr:`losses`.  The README's ``## Simulator`` section compares both readings
-        with the paper's table (``tools/sim_experiments.py availability``).
+        O(1) from :attr:`losses`.  The simulator guide (``docs/guide/simulator.md``) compares
+        both readings with the paper's table (``tools/sim_experiments.py availability``).
 
         References
         ----------

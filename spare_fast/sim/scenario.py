@@ -28,8 +28,9 @@ def default_allreduce(groups: int) -> float:
 
 #: Independently aging hardware units of the default failure model, fitted to the paper's
 #: table (the U with the smallest mean absolute error over its six TTT/T0 values among
-#: 1000..2700; ``tools/sim_candidates.py calibrate``; README, "Calibration").  The paper does
-#: not give it; 600,000 GPUs / 1500 = 400 GPUs (50 nodes of 8) per unit.
+#: 1000..2700; ``tools/sim_candidates.py calibrate``; ``docs/guide/simulator.md``,
+#: "Calibration").  The paper does not give it; 600,000 GPUs / 1500 = 400 GPUs (50 nodes of 8)
+#: per unit.
 CALIBRATED_FAILURE_UNITS = 1500
 
 
@@ -113,13 +114,13 @@ class Scenario:
         renewal process with Weibull inter-arrivals of mean ``mtbf``, run on an operational
         clock whose rate is the share of groups alive; victims are uniform among alive groups.
         ``"per_gpu"``: like per_group with per-GPU lifetimes of mean ``gpus * mtbf`` (a group
-        dies at its first GPU failure), far burstier.  The README compares the three.
+        dies at its first GPU failure), far burstier.  The simulator guide compares the three.
     failure_units : int or None
         ``failure_model="per_group"`` only: the number U of independently aging hardware units
         the cluster is made of.  None (default): ``min(gpus, max(groups,
         CALIBRATED_FAILURE_UNITS))`` with ``CALIBRATED_FAILURE_UNITS = 1500``, the value that
-        fits the paper's table best (``tools/sim_candidates.py calibrate``, README); the paper
-        does not state it.  ``failure_units=groups`` is one unit per group.  Every
+        fits the paper's table best (``tools/sim_candidates.py calibrate``, the simulator
+        guide); the paper does not state it.  ``failure_units=groups`` is one unit per group.  Every
         unit has a Weibull lifetime of mean ``U * mtbf`` (cluster-wide mean ``mtbf``); a group
         is U / N units and dies at the first of their failures, so its lifetime is Weibull
         with scale ``U lam (U / N)^(-1 / k)``.  The hardware is the same 600k GPUs at every N,
@@ -127,8 +128,8 @@ class Scenario:
         split into data-parallel groups; with U = N the post-restart burst (which scales as
         U^(1 - k)) grows with N.  Must be at least ``groups`` (no unit spans two groups; U / N
         need not be an integer: a group's hazard is its U / N share of the units') and at most
-        ``gpus``; ``failure_units=gpus`` is ``failure_model="per_gpu"``.  The README measures
-        U against the paper's table.
+        ``gpus``; ``failure_units=gpus`` is ``failure_model="per_gpu"``.  The simulator guide
+        measures U against the paper's table.
     restart_renews : {"all", "failed"}
         Per-group models only: which hardware a global restart replaces (default ``"all"``:
         every group is fresh, age 0, after a restart).  ``"failed"``: only the groups that died

@@ -34,9 +34,10 @@ __all__ = [
 #: The scheme names :func:`spare_fast.sim.simulate` accepts.
 SCHEMES = ("checkpoint", "replication", "spare")
 
-#: Default SPARe layout kind.  Measured (README, 5 seeds, N = 200/600/1000, r = 4..12): sidon
-#: is 0.3-1.3% ahead of random and both beat cyclic by 7-10% at each N's best r; random exists
-#: for every (N, r) while a sidon layout needs N >= r(r-1)+1 and can fail near that bound.
+#: Default SPARe layout kind.  Measured (``docs/guide/simulator.md``, 5 seeds,
+#: N = 200/600/1000, r = 4..12): sidon is 0.3-1.3% ahead of random and both beat cyclic by
+#: 7-10% at each N's best r; random exists for every (N, r) while a sidon layout needs
+#: N >= r(r-1)+1 and can fail near that bound.
 DEFAULT_LAYOUT = "random"
 
 

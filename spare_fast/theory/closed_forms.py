@@ -35,6 +35,7 @@ __all__ = [
     "time_to_train",
 ]
 
+#: A duration: seconds (a number or an array of them) or a :class:`datetime.timedelta`.
 Duration = float | int | _dt.timedelta | npt.ArrayLike
 
 #: Euler's gamma divided by ln 2, the constant of the optimal-redundancy rule (about 0.833).

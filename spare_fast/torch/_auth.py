@@ -39,6 +39,14 @@ log = logging.getLogger("spare_fast.torch")
 KEY_ENV = "SPARE_FAST_RUN_KEY"
 _PREFIX = "hmac-sha256:"
 _warned = False
+_logged: set[tuple[str, str]] = set()
+
+
+def _once(key: str, text: str, message: str) -> None:
+    """Log ``message`` once per store key and value (a poller reads the same bad value often)."""
+    if (key, text[:200]) not in _logged:
+        _logged.add((key, text[:200]))
+        log.warning(message)
 
 
 class RunKey:
@@ -152,9 +160,15 @@ class RunKey:
             or not sep2
             or not hmac.compare_digest(tag, self.mac(name.encode(), body.encode()))
         ):
-            log.warning("store key %s: value does not verify with the run key; ignored", name)
+            _once(name, text, f"store key {name}: value does not verify with the run key; ignored")
             return None
         return body
+
+    @staticmethod
+    def keyed(raw: bytes | str) -> bool:
+        """Whether a store value was written with a run key."""
+        text = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+        return text.startswith(_PREFIX)
 
     # ------------------------------------------------------------------ quorum data
     def sign_data(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +220,6 @@ def read_json(
     except Exception:  # noqa: BLE001 - json errors and a validator tripping on a bad shape
         ok = False
     if not ok:
-        log.warning("store key %s: malformed value %.80r ignored", key, text)
+        _once(key, text, f"store key {key}: malformed value {text[:80]!r} ignored")
         return None
     return value

@@ -46,7 +46,7 @@ from spare_fast.torch._errors import (
 )
 from spare_fast.torch._identity import STATIC_FIELDS, compare
 
-__all__ = ["JOIN_KEY", "Membership"]
+__all__ = ["JOIN_KEY", "Membership", "valid_view"]
 
 log = logging.getLogger("spare_fast.torch")
 
@@ -64,7 +64,7 @@ def _ids_ok(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(r, str) for r in v)
 
 
-def _view_ok(v: Any) -> bool:
+def valid_view(v: Any) -> bool:
     """Whether ``v`` has the shape of a published view."""
     return (
         isinstance(v, dict)
@@ -134,6 +134,7 @@ class Membership:
         self.retired: set[str] = set()
         self._refused: set[str] = set()
         self._joins = 0
+        self._counter: Any = None
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -288,7 +289,7 @@ class Membership:
     # ------------------------------------------------------------------ the published view
     def view(self) -> dict[str, Any] | None:
         """The epoch's published view, or None before the first."""
-        view = read_json(self.store, f"e{self.epoch}/view", _view_ok, self.auth)
+        view = read_json(self.store, f"e{self.epoch}/view", valid_view, self.auth)
         return None if view is None else dict(view)
 
     def check_view(self) -> None:
@@ -335,7 +336,20 @@ class Membership:
     # ------------------------------------------------------------------ forming, admission
     def formed(self) -> bool:
         """Whether the current epoch has formed."""
-        return read_json(self.store, f"e{self.epoch}/formed", _ids_ok, self.auth) is not None
+        key = f"e{self.epoch}/formed"
+        if (
+            not self.auth.enabled
+            and self.store.check([key])
+            and self.auth.keyed(self.store.get(key))
+        ):
+            # Before it takes part: a process without the key cannot join a keyed run.
+            raise AuthenticationError(
+                f"group {self.me} ({self.replica_id}) refused: the run's membership carries "
+                "a run key's MAC and this process has no run key"
+            )
+        # Existence only: a value that does not verify still says someone formed the epoch
+        # (this process then asks to be admitted, and the members judge its data).
+        return bool(self.store.check([key]))
 
     def form(self) -> tuple[Any, dict[int, dict[str, Any]]]:
         """Start of an epoch: agree a quorum of every group's current process.
@@ -396,7 +410,7 @@ class Membership:
             # The request stays registered at the lighthouse after it timed out; tell the
             # survivors it waits, so that their next step boundary admits it.
             try:
-                self.store.add(JOIN_KEY, 1)
+                self._count(1)
             except Exception as exc:  # noqa: BLE001 - a malformed counter: the lead repairs it
                 log.warning("group %d: cannot count itself in %s (%s)", self.me, JOIN_KEY, exc)
             if time.monotonic() > deadline:
@@ -411,11 +425,26 @@ class Membership:
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
         try:
-            self._joins = int(self.store.add(JOIN_KEY, 0))
+            self._joins = self._count(0)
         except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
             log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
             self.store.set(JOIN_KEY, str(self._joins))
         return self._joins
+
+    def _count(self, n: int) -> int:
+        """``add(JOIN_KEY, n)`` on a connection of its own: the store closes the connection
+        of an ``add`` to a value that is not a number, and the process groups' rendezvous
+        must not lose theirs with it."""
+        if self._counter is None:
+            host, port = self.store_addr
+            self._counter = dist.TCPStore(
+                host, port, is_master=False, timeout=timedelta(seconds=60)
+            )
+        try:
+            return int(self._counter.add(JOIN_KEY, n))
+        except Exception:
+            self._counter = None  # reconnect next time
+            raise
 
     def finish(self, committed: int) -> None:
         """Publish that every member committed ``committed`` steps."""

@@ -127,13 +127,16 @@ def test_replacements_without_the_run_key_are_refused_and_one_with_it_rejoins(
         run.kill(3)
         run.wait(lambda: min(run.state(s)[1] for s in range(3)) >= 4)
         # No key: it sees the run is keyed and stops. Another key: its quorum data does not
-        # verify, the members refuse it and tell it so.
+        # verify, the members refuse it and tell it so. Another seed: its identity differs.
         keyless = run.start(3)
         wrong = run.start(3, run_key="another key")
-        for slot in (keyless, wrong):
+        other_run = run.start(3, run_key=KEY, seed=5)  # the key, but another run's seed
+        for slot, error in ((keyless, AuthenticationError()), (wrong, AuthenticationError()),
+                            (other_run, IdentityMismatch(""))):  # fmt: skip
             run.wait(lambda slot=slot: run.procs[slot][1].exitcode is not None, timeout=40)
-            assert run.procs[slot][1].exitcode == exit_code(AuthenticationError())
+            assert run.procs[slot][1].exitcode == exit_code(error), _error(run, slot)
             assert "refused" in _error(run, slot), _error(run, slot)
+        assert "seed differs" in _error(run, other_run)
         assert max(run.state(s)[1] for s in range(3)) < steps - 4, "no steps left to rejoin"
         good = run.start(3, run_key=KEY)
         spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, steps)

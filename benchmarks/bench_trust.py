@@ -76,3 +76,40 @@ def test_run_key_and_identity_cost_per_step(benchmark, tmp_path) -> None:
         f"\nper step: keyed {keyed * 1e3:.2f} ms, keyless {keyless * 1e3:.2f} ms, "
         f"ratio {keyed / keyless:.3f} (medians of {len(times['keyed'])} runs each)"
     )
+
+
+def test_identity_and_mac_costs_against_a_step(benchmark) -> None:
+    """The work the key and the identity add, timed alone: the fingerprint (once per run, a
+    SHA-256 of the state) and one quorum's MACs (sign, then verify by 4 members, of data
+    with the identity) and one view's wrap and 4 verified reads, against the keyless step
+    time of the run above (a membership change costs one of each)."""
+    import time
+
+    from spare_fast.torch._auth import RunKey
+    from spare_fast.torch._identity import fingerprint
+
+    model = mlp.build_mlp()
+    optim = mlp.make_sgd(model.parameters())
+    key = RunKey(b"bench-key")
+    ident = fingerprint(LAYOUT, 0, 100, 1, True, model, optim)
+    data = {"group": 2, "epoch": 0, "committed": 7, "state": True, "pid": 1, "replica": "g2:1"}
+    data["identity"] = ident
+    view = json.dumps({"members": [0, 1, 2, 3], "replicas": {}, "prefix": "e0/q1", "needs": []})
+
+    def one_change() -> None:
+        signed = key.sign_data(data)
+        assert all(key.verify_data(signed, "g2:1") for _ in range(4))
+        raw = key.wrap("e0/view", view)
+        assert all(key.unwrap("e0/view", raw) == view for _ in range(4))
+
+    benchmark.pedantic(one_change, rounds=200, iterations=1)
+    t0 = time.perf_counter()
+    for _ in range(20):
+        fingerprint(LAYOUT, 0, 100, 1, True, model, optim)
+    digest = (time.perf_counter() - t0) / 20
+    per_change = benchmark.stats.stats.median
+    benchmark.extra_info.update(mac_per_change_s=per_change, fingerprint_s=digest)
+    print(
+        f"\nMACs of one membership change {per_change * 1e6:.0f} us, "
+        f"fingerprint {digest * 1e3:.2f} ms (once per run)"
+    )

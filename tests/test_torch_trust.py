@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -84,16 +83,14 @@ def _finished(run: LoopRun, slots: list[int], reference: dict[str, torch.Tensor]
     ],
 )
 def test_a_group_of_another_run_stops_every_group_before_step_0(tmp_path, field, options) -> None:
-    t0 = time.monotonic()
     with LoopRun(LAYOUT, STEPS, str(tmp_path)) as run:
         for g in range(3):
             run.start(g)
         run.start(3, **options)
         codes = run.join(timeout=40)
-        took = time.monotonic() - t0
-        # Every group stops with the identity's exit code, well before the 30 s quorum timeout.
+        # Every group stops with the identity's exit code (a stall would end in the quorum
+        # timeout's TimeoutError instead).
         assert codes == {s: exit_code(IdentityMismatch("")) for s in range(4)}, codes
-        assert took < 25, f"took {took:.1f} s"
         for slot in range(4):
             line = _error(run, slot)
             assert line.count("\n") == 1 and f"{field} differs" in line, line

@@ -37,45 +37,16 @@ from typing import Any
 import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey, read_json
-from spare_fast.torch._errors import (
-    AuthenticationError,
-    Excluded,
-    IdentityMismatch,
-    RunFinished,
-    Unneeded,
-)
-from spare_fast.torch._identity import STATIC_FIELDS, compare
+from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
+from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
+from spare_fast.torch._identity import compare
 
-__all__ = ["JOIN_KEY", "Membership", "valid_view"]
+__all__ = ["JOIN_KEY", "Membership", "data_of", "valid_view"]
 
 log = logging.getLogger("spare_fast.torch")
 
 #: Store key a waiting replacement increments; the lowest member reads it once per step.
 JOIN_KEY = "join/count"
-
-
-def data_of(member: Any) -> dict[str, Any]:
-    """The ``data`` a quorum participant sent, as a dict."""
-    data = member.data
-    return dict(json.loads(data) if isinstance(data, str) else data)
-
-
-def _ids_ok(v: Any) -> bool:
-    return isinstance(v, list) and all(isinstance(r, str) for r in v)
-
-
-def valid_view(v: Any) -> bool:
-    """Whether ``v`` has the shape of a published view."""
-    return (
-        isinstance(v, dict)
-        and isinstance(v.get("members"), list)
-        and all(isinstance(g, int) for g in v["members"])
-        and isinstance(v.get("replicas"), dict)
-        and all(isinstance(r, str) for r in v["replicas"].values())
-        and isinstance(v.get("prefix"), str)
-        and isinstance(v.get("needs"), list)
-        and all(isinstance(g, int) for g in v["needs"])
-    )
 
 
 class Membership:
@@ -130,9 +101,7 @@ class Membership:
         self.auth = auth or RunKey(None)
         #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
         self.identity: dict[str, Any] | None = None
-        #: Processes that were members and left: never admitted again (no replayed data).
-        self.retired: set[str] = set()
-        self._refused: set[str] = set()
+        self.gate = Gate(group, n_groups, self.replica_id, self.auth)
         self._joins = 0
         self._counter: Any = None
 
@@ -219,72 +188,16 @@ class Membership:
         group outside the membership its waiting replacement (the lowest identity)."""
         out: dict[int, dict[str, Any]] = {}
         for m in sorted(quorum.participants, key=lambda m: str(m.replica_id)):
-            d = self.participant(m)
+            d = self.gate.participant(m, self.store)
             if d is None or d["epoch"] != self.epoch:
                 continue
             g = d["group"]
             if g in self.members:
                 if self.replicas.get(g) == d["replica_id"]:
                     out[g] = d
-            elif g not in out and self.admissible(d):
+            elif g not in out and self.gate.admissible(d, self.identity, self.store):
                 out[g] = d
         return out
-
-    def participant(self, member: Any) -> dict[str, Any] | None:
-        """A quorum participant's data, checked; None (logged, and the process told it is
-        refused) when it is malformed or does not verify with the run key."""
-        rid = str(member.replica_id)
-        try:
-            d = data_of(member)
-            ok = all(isinstance(d.get(k), int) for k in ("group", "epoch", "committed"))
-            ok = ok and 0 <= d["group"] < self.n_groups
-        except Exception:  # noqa: BLE001 - malformed data from a process: ignored
-            ok = False
-        if not ok:
-            self.refuse(rid, "identity", "malformed quorum data")
-            return None
-        if not self.auth.verify_data(d, rid):
-            self.refuse(rid, "auth", "quorum data does not verify with the run key")
-            return None
-        d["replica_id"] = rid
-        return d
-
-    def admissible(self, d: dict[str, Any]) -> bool:
-        """Whether a waiting replacement may be admitted: not a former member, and its static
-        identity equal to this process's (else it is refused)."""
-        rid = d["replica_id"]
-        if rid in self.retired:
-            return False
-        if self.identity is None:
-            return True
-        try:
-            compare({self.me: self.identity, d["group"]: d.get("identity")}, STATIC_FIELDS)
-        except IdentityMismatch as exc:
-            self.refuse(rid, "identity", str(exc).replace("before step 0", "of a replacement"))
-            return False
-        return True
-
-    def refuse(self, replica_id: str, kind: str, reason: str) -> None:
-        """Log (once) that ``replica_id`` is not counted, and tell it why."""
-        if replica_id in self._refused:
-            return
-        self._refused.add(replica_id)
-        log.warning("group %d: process %s refused: %s", self.me, replica_id, reason)
-        try:
-            self.store.set(f"refused/{replica_id}", json.dumps({"kind": kind, "why": reason}))
-        except Exception:  # noqa: BLE001 - the refusal note is a courtesy to the refused
-            pass
-
-    def check_refused(self) -> None:
-        """Raise if the members refused this process (:class:`AuthenticationError` for want of
-        the run key, :class:`IdentityMismatch` for a different run)."""
-        note = read_json(self.store, f"refused/{self.replica_id}", lambda v: isinstance(v, dict))
-        if note is None:
-            return
-        why = f"group {self.me} ({self.replica_id}) refused by the run: {note.get('why')}"
-        if note.get("kind") == "auth":
-            raise AuthenticationError(why)
-        raise IdentityMismatch(why, field="replacement")
 
     # ------------------------------------------------------------------ the published view
     def view(self) -> dict[str, Any] | None:
@@ -302,15 +215,17 @@ class Membership:
         """Raise :class:`Unneeded` if the epoch formed without this (non-member) process."""
         if self.members:  # admission quorums of a formed run: nothing to check
             return
-        self.check_refused()
-        ids = read_json(self.store, f"e{self.epoch}/formed", _ids_ok, self.auth)
+        self.gate.check_refused(self.store)
+        ids = read_json(self.store, f"e{self.epoch}/formed", valid_ids, self.auth)
         if ids is not None and self.replica_id not in ids:
             raise Unneeded()
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> list[int]:
         """Take ``valid`` as the membership and publish it; returns the members that need
         the state. The caller builds the new process group under :attr:`prefix`."""
-        self.retired.update(set(self.replicas.values()) - {valid[g]["replica_id"] for g in valid})
+        self.gate.retired.update(
+            set(self.replicas.values()) - {valid[g]["replica_id"] for g in valid}
+        )
         self.members = tuple(sorted(valid))
         self.replicas = {g: str(valid[g]["replica_id"]) for g in self.members}
         created = quorum.created
@@ -361,7 +276,8 @@ class Membership:
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             quorum = self.quorum(shrink_only=False)
-            data = [d for d in map(self.participant, quorum.participants) if d is not None]
+            checked = (self.gate.participant(m, self.store) for m in quorum.participants)
+            data = [d for d in checked if d is not None]
             groups = tuple(sorted(int(d["group"]) for d in data))
             if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
                 break
@@ -392,7 +308,7 @@ class Membership:
             # it dead yet (they do at their next collective). Admission comes after that.
             if view is not None and view["replicas"].get(str(self.me)) == self.replica_id:
                 break
-            self.check_refused()
+            self.gate.check_refused(self.store)
             if self.finished():
                 raise RunFinished(
                     f"group {self.me}: the run finished before this process was admitted"

@@ -11,6 +11,14 @@ its group and the addresses from the environment:
     TORCHFT_LIGHTHOUSE  http://HOST:PORT of the lighthouse
     SPARE_FAST_STORE    HOST:PORT of the run's TCPStore (served by the lighthouse command)
     SPARE_FAST_BIND     local address the collectives bind to (one per "host")
+    SPARE_FAST_RUN_KEY  the run's shared secret (every group the same; optional, see
+                        docs/executor-trust.md)
+
+The exit code says how the process ended (``spare_fast.torch.EXIT_CODES``): 0 done, 3 dropped
+by the others (start a new process for the group), 4 not needed (the run finished first),
+5 wipe-out (restart every group with ``--resume`` and the newest valid checkpoint), 6 another
+run's settings (fix the named field), 7 refused for want of the run key, 8 a protocol error,
+9 a timeout, 10 an unreadable checkpoint, 1 anything else.
 
 Kill a group's process (``kill -9 PID``) and the survivors mask it in the same step; start a
 new process for that group (same command) and it rejoins at a step boundary with the
@@ -34,6 +42,7 @@ import math
 import os
 import sys
 import time
+from typing import Any
 
 import torch
 from torch import nn
@@ -113,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint-dir", help="where the lowest group writes checkpoints (this host's disk)"
     )
     parser.add_argument(
+        "--ledger", metavar="DIR", help="write this group's step ledger to DIR (see docs)"
+    )
+    parser.add_argument(
         "--resume", metavar="CHECKPOINT", help="start every group from this checkpoint file"
     )
     parser.add_argument(
@@ -121,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from spare_fast.layout import Layout
-    from spare_fast.torch import ShardSampler, SpareGroup, type_seed
+    from spare_fast.torch import ShardSampler, SpareGroup, exit_code, type_seed
 
     torch.set_num_threads(1)
     n = args.groups
@@ -158,17 +170,37 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     layout = Layout.cyclic(n, args.redundancy)
-    group = SpareGroup(
-        model,
-        optim,
-        layout,
-        args.steps,
-        scheduler=sched,
-        seed=args.seed,
-        checkpoint_dir=args.checkpoint_dir,
-        checkpoint_every=20,
-        verbose=True,
-    )
+    try:
+        with SpareGroup(
+            model,
+            optim,
+            layout,
+            args.steps,
+            scheduler=sched,
+            seed=args.seed,
+            checkpoint_dir=args.checkpoint_dir,
+            checkpoint_every=20,
+            verbose=True,
+            ledger=args.ledger,
+        ) as group:
+            train(group, args, model, optim, sched, compute)
+    except Exception as exc:  # noqa: BLE001 - one line and the exception's exit code
+        print(f"pid {os.getpid()}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        return exit_code(exc)
+    torch.save(model.state_dict(), args.out)
+    print(f"group {group.group}: done, {group.step} steps, saved {args.out}", flush=True)
+    return 0
+
+
+def train(
+    group: Any,
+    args: argparse.Namespace,
+    model: nn.Module,
+    optim: torch.optim.Optimizer,
+    sched: Any,
+    compute: Any,
+) -> None:
+    """The ordinary loop around SPARe's reduce and step_end."""
     pid = os.getpid()
     print(f"group {group.group}: pid {pid} starting", flush=True)
     group.start(checkpoint=args.resume)
@@ -178,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         loss = group.reduce(compute)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optim.step()
-        sched.step()  # type: ignore[attr-defined]
+        sched.step()
         if args.pause:
             time.sleep(args.pause)
         print(
@@ -187,10 +219,6 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         group.step_end()
-    group.close()
-    torch.save(model.state_dict(), args.out)
-    print(f"group {group.group}: done, {group.step} steps, saved {args.out}", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

@@ -238,6 +238,8 @@ class LoopConfig:
         pause: Seconds of extra work per step (so a test can act between steps).
         slow_heal: Seconds a heal source takes to pack the state (a large model's transfer):
             long enough for a signal sent when it reports :attr:`Phase.HEAL` to land inside.
+        options: More keyword arguments of :class:`~spare_fast.torch.SpareGroup` (``seed``,
+            ``run_key``, ``ledger``, ...).
     """
 
     group: int
@@ -251,6 +253,7 @@ class LoopConfig:
     pause: float = 0.0
     slow_heal: float = 0.0
     backend: Any = "gloo"
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
@@ -280,7 +283,9 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
     """A user's own loop on :class:`~spare_fast.torch.SpareGroup` (the MLP task, SGD).
 
     Reports ``(pid, step, phase)`` in its slot of ``progress`` (a test-only subclass hook) and
-    writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``.
+    writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``
+    (``error-g<group>-p<pid>.txt``, the error's type and message, when it fails). Its exit
+    code is :func:`spare_fast.torch.exit_code` of the error (0 when none).
     """
     import json
 
@@ -321,6 +326,7 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         quorum_timeout=30.0,
         quorum_poll=0.5,
         observers=[reporting],
+        **cfg.options,
     )
     reporting.on_phase(cfg.group, 0, 0, Phase.STARTING, 0)
     code = 0
@@ -343,11 +349,16 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
                 fh,
             )
         reporting.on_phase(cfg.group, 0, cfg.steps, Phase.FINISH, 0)
-    except BaseException:  # noqa: BLE001 - reported, then the process ends with code 1
+    except BaseException as exc:  # noqa: BLE001 - reported, then the process ends
         import traceback
 
+        from spare_fast.torch import exit_code
+
         traceback.print_exc()
-        code = 1
+        code = exit_code(exc)
+        tag = f"g{cfg.group}-p{os.getpid()}"
+        with open(os.path.join(cfg.out, f"error-{tag}.txt"), "w", encoding="utf-8") as fh:
+            fh.write(f"{type(exc).__name__}: {exc}\n")
     finally:
         group.close()
     # As the launcher's workers: no interpreter teardown (torchft's runtime aborts in it).
@@ -406,13 +417,15 @@ class LoopRun:
         self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
         self.procs: list[tuple[int, Any]] = []
 
-    def start(self, group: int, slow_heal: float = 0.0) -> int:
-        """Start a process for ``group``; returns its slot."""
+    def start(self, group: int, slow_heal: float = 0.0, stacks: Any = None, **options: Any) -> int:
+        """Start a process for ``group``; returns its slot. ``stacks``: another layout for
+        this process; ``options``: more keyword arguments of its
+        :class:`~spare_fast.torch.SpareGroup`."""
         slot = len(self.procs)
         cfg = LoopConfig(
             group,
             slot,
-            self.layout.stacks.tolist(),
+            self.layout.stacks.tolist() if stacks is None else [list(r) for r in stacks],
             self.steps,
             self.lighthouse_addr,
             f"{self.host}:{self.store.port}",
@@ -421,6 +434,7 @@ class LoopRun:
             self.pause,
             slow_heal,
             self.backend,
+            dict(options),
         )
         proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
         proc.start()

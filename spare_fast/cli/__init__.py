@@ -23,7 +23,7 @@ from spare_fast.cli._common import ArgumentParser, run_main
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 # The subcommand modules under spare_fast.cli, in the order `spare-fast --help` lists them.
-SUBCOMMANDS = ("demo", "bench", "theory", "plan", "simulate", "sweep", "lighthouse")
+SUBCOMMANDS = ("demo", "bench", "theory", "plan", "simulate", "sweep", "lighthouse", "ledger")
 
 
 def build_parser() -> ArgumentParser:

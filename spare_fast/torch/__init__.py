@@ -40,9 +40,20 @@ except ImportError as _e:
     ) from _e
 
 from spare_fast.torch import mlp, tiny
-from spare_fast.torch._checkpoint import CheckpointError
+from spare_fast.torch._checkpoint import CheckpointError, Checkpoints
+from spare_fast.torch._errors import (
+    EXIT_CODES,
+    AuthenticationError,
+    Excluded,
+    IdentityMismatch,
+    ProtocolError,
+    RunFinished,
+    exit_code,
+)
 from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError
 from spare_fast.torch._launcher import SpareTrainer
+from spare_fast.torch._ledger import LedgerError
+from spare_fast.torch._ledger import check as check_ledger
 from spare_fast.torch._observer import Observer
 from spare_fast.torch._sampler import ShardSampler
 from spare_fast.torch._types import (
@@ -60,7 +71,17 @@ from spare_fast.torch._types import (
 )
 
 __all__ = [
+    "EXIT_CODES",
+    "AuthenticationError",
     "CheckpointError",
+    "Checkpoints",
+    "Excluded",
+    "IdentityMismatch",
+    "LedgerError",
+    "ProtocolError",
+    "RunFinished",
+    "check_ledger",
+    "exit_code",
     "ComputeFn",
     "EventRecord",
     "Fault",

@@ -6,15 +6,20 @@ It is written to a temporary name in the same folder, flushed to disk and rename
 final name, so a writer killed at any moment leaves either the old file or the new one, never
 a torn file under the final name. The checksum catches what the rename cannot: a file damaged
 after it was written (disk, copy, a user's editor).
+
+With a run key the file also carries an HMAC-SHA256 of the payload under that key (a second
+header line): a file edited and given a recomputed SHA-256 is refused, and so is a file
+written without the key. Without a key both kinds of file load (the SHA-256 is checked).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -22,11 +27,22 @@ import torch
 __all__ = ["CheckpointError", "Checkpoints", "load_training", "save_training"]
 
 _MAGIC = b"SPARE-FAST-CHECKPOINT-1\n"
+_MAGIC_KEYED = b"SPARE-FAST-CHECKPOINT-2\n"
 _NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
 
 
 class CheckpointError(Exception):
-    """A checkpoint file is unreadable: bad header, checksum mismatch or bad payload."""
+    """A checkpoint file is unreadable: bad header, checksum mismatch, bad payload, or (with a
+    run key) a MAC that does not verify.
+
+    What to do: start from an older checkpoint (:meth:`Checkpoints.newest_valid` finds the
+    newest one that verifies); a MAC that does not verify means the file was not written by
+    this run's key holders.
+    """
+
+
+def _mac(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, b"checkpoint\0" + payload, hashlib.sha256).hexdigest().encode("ascii")
 
 
 @dataclass(frozen=True)
@@ -37,10 +53,12 @@ class Checkpoints:
         folder: Where the ``ckpt-<step>.pt`` files live (created on first write).
         keep: How many of the newest checkpoints to keep; older ones are removed after each
             write. At least 2, so that a damaged newest file still leaves one to fall back on.
+        key: The run key: files are written with its HMAC and only files that verify load.
     """
 
     folder: str
     keep: int = 3
+    key: bytes | None = field(default=None, repr=False)
 
     def path(self, step: int) -> str:
         """The file name of the checkpoint taken after ``step`` committed steps."""
@@ -62,8 +80,10 @@ class Checkpoints:
         final = self.path(step)
         tmp = os.path.join(self.folder, f".{os.path.basename(final)}.tmp-{os.getpid()}")
         with open(tmp, "wb") as fh:
-            fh.write(_MAGIC)
+            fh.write(_MAGIC if self.key is None else _MAGIC_KEYED)
             fh.write(hashlib.sha256(payload).hexdigest().encode("ascii") + b"\n")
+            if self.key is not None:
+                fh.write(_mac(self.key, payload) + b"\n")
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
@@ -82,26 +102,37 @@ class Checkpoints:
         return final
 
     @staticmethod
-    def load(path: str) -> dict[str, Any]:
-        """Read and verify one checkpoint file.
+    def load(path: str, key: bytes | None = None) -> dict[str, Any]:
+        """Read and verify one checkpoint file (with ``key``: its HMAC too).
 
         Raises:
-            CheckpointError: If the header, the checksum or the payload is bad, naming the file
-                and what is wrong with it.
+            CheckpointError: If the header, the checksum, the MAC or the payload is bad, naming
+                the file and what is wrong with it.
         """
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
         except OSError as exc:
             raise CheckpointError(f"checkpoint {path} cannot be read: {exc}") from exc
-        if not raw.startswith(_MAGIC):
+        keyed = raw.startswith(_MAGIC_KEYED)
+        if not (keyed or raw.startswith(_MAGIC)):
             raise CheckpointError(f"checkpoint {path} has no spare_fast header")
+        if key is not None and not keyed:
+            raise CheckpointError(f"checkpoint {path} carries no MAC but a run key is set")
         digest, _, payload = raw[len(_MAGIC) :].partition(b"\n")
+        tag = b""
+        if keyed:
+            tag, _, payload = payload.partition(b"\n")
         actual = hashlib.sha256(payload).hexdigest().encode("ascii")
         if digest != actual:
             raise CheckpointError(
                 f"checkpoint {path} is corrupt: SHA-256 {actual.decode()} does not match the "
                 f"recorded {digest.decode(errors='replace')}"
+            )
+        if key is not None and not hmac.compare_digest(tag, _mac(key, payload)):
+            raise CheckpointError(
+                f"checkpoint {path} is refused: its MAC does not verify with the run key "
+                "(edited, or written under another key)"
             )
         try:
             blob = torch.load(io.BytesIO(payload), weights_only=True)
@@ -122,7 +153,7 @@ class Checkpoints:
         for step in self.steps():
             path = self.path(step)
             try:
-                self.load(path)
+                self.load(path, self.key)
             except CheckpointError as exc:
                 rejected.append((path, str(exc)))
                 continue
@@ -158,7 +189,9 @@ def save_training(
     )
 
 
-def load_training(path: str, model: Any, optimizer: Any, scheduler: Any) -> int:
+def load_training(
+    path: str, model: Any, optimizer: Any, scheduler: Any, key: bytes | None = None
+) -> int:
     """Load the checkpoint ``path`` into ``model``, ``optimizer``, ``scheduler`` and the
     generator; returns its step.
 
@@ -168,10 +201,12 @@ def load_training(path: str, model: Any, optimizer: Any, scheduler: Any) -> int:
         If the file is unreadable.
     ProtocolError
         If it has no scheduler state while ``scheduler`` is given (nothing is loaded then).
+
+    ``key``: the run key; the file must carry its MAC.
     """
     from spare_fast.torch._errors import ProtocolError
 
-    blob = Checkpoints.load(path)
+    blob = Checkpoints.load(path, key)
     if scheduler is not None and blob.get("scheduler") is None:
         raise ProtocolError(f"checkpoint {path} has no LR scheduler state")
     model.load_state_dict(blob["model"])

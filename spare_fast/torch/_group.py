@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from spare_fast.layout import Layout
+from spare_fast.torch._auth import RunKey
 from spare_fast.torch._buffer import ReduceLayout
 from spare_fast.torch._checkpoint import Checkpoints, load_training, save_training
 from spare_fast.torch._collective import Collectives
@@ -36,6 +37,7 @@ from spare_fast.torch._compute import ComputeFn, TypeSums
 from spare_fast.torch._decisions import Decider, format_step
 from spare_fast.torch._errors import WipeOutError
 from spare_fast.torch._healer import Healer
+from spare_fast.torch._ledger import Ledger
 from spare_fast.torch._membership import Membership
 from spare_fast.torch._observer import Observer, Observers
 from spare_fast.torch._recovery import Recovery
@@ -102,6 +104,14 @@ class SpareGroup:
         (:class:`~spare_fast.torch.Observer`); the way to watch or record a group from outside.
     verbose : bool, optional
         The lowest member prints one line per committed step.
+    run_key : str or bytes, optional
+        The run's shared secret (by default ``SPARE_FAST_RUN_KEY``); ``key_file`` names a file
+        holding it instead. With it, membership data, heal payloads and checkpoints carry an
+        HMAC-SHA256 and a process without it is never admitted; without it a warning is
+        logged once (see the trust model in the docs).
+    ledger : str, optional
+        A folder (or a ``.jsonl`` file) for this process's step ledger: one JSON line per
+        committed step (``spare-fast ledger check DIR`` verifies a run's ledgers).
 
     Raises
     ------
@@ -159,6 +169,9 @@ class SpareGroup:
         bucket_numel: int | None = None,
         observers: Iterable[Observer] = (),
         verbose: bool = False,
+        run_key: str | bytes | None = None,
+        key_file: str | None = None,
+        ledger: str | None = None,
     ) -> None:
         me, lighthouse, store_addr = resolve(
             model, optimizer, layout, steps, group, lighthouse, store, backend,
@@ -171,10 +184,15 @@ class SpareGroup:
         self.steps = int(steps)
         self.me = me
         self.seed = int(seed)
-        self.observer = Observers(observers)
+        self.auth = RunKey.resolve(run_key, key_file)
+        self.auth.warn_if_unauthenticated()
+        self.ledger = None if ledger is None else Ledger(ledger, me, layout.n_types)
+        self.observer = Observers([*observers, *([self.ledger] if self.ledger else [])])
         self.checkpoint_every = int(checkpoint_every)
         self.ckpts = (
-            None if checkpoint_dir is None else Checkpoints(checkpoint_dir, keep_checkpoints)
+            None
+            if checkpoint_dir is None
+            else Checkpoints(checkpoint_dir, keep_checkpoints, self.auth.secret)
         )
         self.quorum_timeout = as_timedelta(quorum_timeout, "quorum_timeout")
         self.verbose = bool(verbose)
@@ -194,6 +212,7 @@ class SpareGroup:
             self.quorum_timeout,
             as_timedelta(quorum_poll, "quorum_poll"),
             progress=lambda: (self.committed, self.has_state),
+            auth=self.auth,
         )
         self.collectives = Collectives(
             backend,
@@ -201,7 +220,7 @@ class SpareGroup:
             bind or env("SPARE_FAST_BIND"),
             int(bucket_numel or max(DEFAULT_BUCKET_BYTES // itemsize, 1)),
         )
-        self.healer = Healer(self.collectives)
+        self.healer = Healer(self.collectives, self.auth)
         self.recovery = Recovery(self)
         self.committed = 0
         self.has_state = True
@@ -308,6 +327,8 @@ class SpareGroup:
         self._closed = True
         self.membership.close()
         self.collectives.drop()
+        if self.ledger is not None:
+            self.ledger.close()
 
     def __enter__(self) -> SpareGroup:
         return self
@@ -420,4 +441,6 @@ class SpareGroup:
             )
 
     def _load_checkpoint(self, path: str) -> None:
-        self.committed = load_training(path, self.model, self.optimizer, self.scheduler)
+        self.committed = load_training(
+            path, self.model, self.optimizer, self.scheduler, self.auth.secret
+        )

@@ -3,7 +3,9 @@
 The state is the model's, the optimizer's and the scheduler's ``state_dict``, the step count,
 the controller's call history since the epoch began (a replacement replays it on a fresh
 controller, so its controller is the survivors') and the join count already seen. The lowest
-member that has the state broadcasts it, size first, to every member in one round.
+member that has the state broadcasts it, size first, to every member in one round. With a run
+key the payload carries its HMAC (:meth:`~spare_fast.torch._auth.RunKey.seal`), checked before
+anything is unpickled.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import torch
 
+from spare_fast.torch._auth import RunKey
 from spare_fast.torch._collective import Collectives
 
 __all__ = ["HealState", "Healer"]
@@ -68,10 +71,13 @@ class Healer:
     ----------
     collectives : Collectives
         The process group of the current membership.
+    auth : RunKey, optional
+        The run key sealing the payload.
     """
 
-    def __init__(self, collectives: Collectives) -> None:
+    def __init__(self, collectives: Collectives, auth: RunKey | None = None) -> None:
         self.collectives = collectives
+        self.auth = auth or RunKey(None)
 
     @staticmethod
     def source(members: tuple[int, ...], needs: list[int]) -> int:
@@ -95,7 +101,7 @@ class Healer:
         """
         source = self.source(members, needs)
         root = members.index(source)
-        payload = state().pack() if me == source else b""
+        payload = self.auth.seal(state().pack()) if me == source else b""
         size = torch.tensor([len(payload)], dtype=torch.int64)
         self.collectives.broadcast(size, root)
         data = (
@@ -106,4 +112,4 @@ class Healer:
         self.collectives.broadcast(data, root)
         if not receive:
             return None
-        return HealState.unpack(data.numpy().tobytes())
+        return HealState.unpack(self.auth.unseal(data.numpy().tobytes(), "heal payload"))

@@ -8,7 +8,15 @@ requests; the run's store carries what every process of an epoch must read the s
   current membership and the members that still need the state;
 - ``e{epoch}/finished``: set once every member committed the last step;
 - ``join/count``: incremented by a waiting replacement; the lowest member reads it once per
-  step and the count travels to every member in the step's sum.
+  step and the count travels to every member in the step's sum;
+- ``refused/{replica id}``: why a process was not admitted (its identity differs, or its
+  quorum data does not verify with the run key); it reads that and stops.
+
+With a run key every value but the counter carries a MAC (:mod:`~spare_fast.torch._auth`),
+and a quorum participant whose data does not verify is never counted. A malformed or
+unverified value is logged and ignored. Each process's quorum data carries its run identity
+(:mod:`~spare_fast.torch._identity`): compared by every group when the run forms, and, static
+fields only, for a replacement before it is admitted.
 
 A quorum's participants are checked against this process's own view: a member is counted
 under its own identity only, and a group outside the membership is represented by its lowest
@@ -18,6 +26,7 @@ waiting replacement.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -27,18 +36,17 @@ from typing import Any
 
 import torch.distributed as dist
 
-from spare_fast.torch._errors import Excluded, RunFinished, Unneeded
+from spare_fast.torch._auth import RunKey, read_json
+from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
+from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
+from spare_fast.torch._identity import compare
 
-__all__ = ["JOIN_KEY", "Membership"]
+__all__ = ["JOIN_KEY", "Membership", "data_of", "valid_view"]
+
+log = logging.getLogger("spare_fast.torch")
 
 #: Store key a waiting replacement increments; the lowest member reads it once per step.
 JOIN_KEY = "join/count"
-
-
-def data_of(member: Any) -> dict[str, Any]:
-    """The ``data`` a quorum participant sent, as a dict."""
-    data = member.data
-    return dict(json.loads(data) if isinstance(data, str) else data)
 
 
 class Membership:
@@ -71,6 +79,7 @@ class Membership:
         quorum_timeout: timedelta,
         quorum_poll: timedelta,
         progress: Callable[[], tuple[int, bool]],
+        auth: RunKey | None = None,
     ) -> None:
         self.me = group
         self.n_groups = n_groups
@@ -89,6 +98,12 @@ class Membership:
         self.lighthouse: Any = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
+        self.auth = auth or RunKey(None)
+        #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
+        self.identity: dict[str, Any] | None = None
+        self.gate = Gate(group, n_groups, self.replica_id, self.auth)
+        self._joins = 0
+        self._counter: Any = None
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -136,6 +151,8 @@ class Membership:
             "committed": committed if has_state else -1,
             "state": has_state,
             "pid": os.getpid(),
+            "replica": self.replica_id,
+            "identity": self.identity,
         }
 
     def quorum(self, shrink_only: bool) -> Any:
@@ -160,7 +177,7 @@ class Membership:
                     timeout=timedelta(seconds=wait),
                     step=max(self.progress()[0], 0),
                     shrink_only=shrink_only,
-                    data=self._data(),
+                    data=self.auth.sign_data(self._data()),
                 )
             except TimeoutError:
                 if time.monotonic() >= deadline:
@@ -171,25 +188,22 @@ class Membership:
         group outside the membership its waiting replacement (the lowest identity)."""
         out: dict[int, dict[str, Any]] = {}
         for m in sorted(quorum.participants, key=lambda m: str(m.replica_id)):
-            d = data_of(m)
-            d["replica_id"] = str(m.replica_id)
-            g = int(d["group"])
-            if int(d["epoch"]) != self.epoch:
+            d = self.gate.participant(m, self.store)
+            if d is None or d["epoch"] != self.epoch:
                 continue
+            g = d["group"]
             if g in self.members:
                 if self.replicas.get(g) == d["replica_id"]:
                     out[g] = d
-            elif g not in out:
+            elif g not in out and self.gate.admissible(d, self.identity, self.store):
                 out[g] = d
         return out
 
     # ------------------------------------------------------------------ the published view
     def view(self) -> dict[str, Any] | None:
         """The epoch's published view, or None before the first."""
-        key = f"e{self.epoch}/view"
-        if not self.store.check([key]):
-            return None
-        return dict(json.loads(self.store.get(key).decode()))
+        view = read_json(self.store, f"e{self.epoch}/view", valid_view, self.auth)
+        return None if view is None else dict(view)
 
     def check_view(self) -> None:
         """Raise :class:`Excluded` if the published view no longer names this process."""
@@ -199,16 +213,19 @@ class Membership:
 
     def check_formed(self) -> None:
         """Raise :class:`Unneeded` if the epoch formed without this (non-member) process."""
-        key = f"e{self.epoch}/formed"
         if self.members:  # admission quorums of a formed run: nothing to check
             return
-        if self.store.check([key]):
-            if self.replica_id not in json.loads(self.store.get(key).decode()):
-                raise Unneeded()
+        self.gate.check_refused(self.store)
+        ids = read_json(self.store, f"e{self.epoch}/formed", valid_ids, self.auth)
+        if ids is not None and self.replica_id not in ids:
+            raise Unneeded()
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> list[int]:
         """Take ``valid`` as the membership and publish it; returns the members that need
         the state. The caller builds the new process group under :attr:`prefix`."""
+        self.gate.retired.update(
+            set(self.replicas.values()) - {valid[g]["replica_id"] for g in valid}
+        )
         self.members = tuple(sorted(valid))
         self.replicas = {g: str(valid[g]["replica_id"]) for g in self.members}
         created = quorum.created
@@ -220,8 +237,12 @@ class Membership:
             "prefix": self.prefix,
             "needs": needs,
         }
-        self.store.set(f"e{self.epoch}/view", json.dumps(view))
+        self.write(f"e{self.epoch}/view", view)
         return needs
+
+    def write(self, key: str, value: Any) -> None:
+        """Write ``value`` (JSON) under store ``key``, with the run key's MAC if set."""
+        self.store.set(key, self.auth.wrap(key, json.dumps(value)))
 
     def rank(self) -> int:
         """This process's rank in the current membership."""
@@ -230,7 +251,20 @@ class Membership:
     # ------------------------------------------------------------------ forming, admission
     def formed(self) -> bool:
         """Whether the current epoch has formed."""
-        return bool(self.store.check([f"e{self.epoch}/formed"]))
+        key = f"e{self.epoch}/formed"
+        if (
+            not self.auth.enabled
+            and self.store.check([key])
+            and self.auth.keyed(self.store.get(key))
+        ):
+            # Before it takes part: a process without the key cannot join a keyed run.
+            raise AuthenticationError(
+                f"group {self.me} ({self.replica_id}) refused: the run's membership carries "
+                "a run key's MAC and this process has no run key"
+            )
+        # Existence only: a value that does not verify still says someone formed the epoch
+        # (this process then asks to be admitted, and the members judge its data).
+        return bool(self.store.check([key]))
 
     def form(self) -> tuple[Any, dict[int, dict[str, Any]]]:
         """Start of an epoch: agree a quorum of every group's current process.
@@ -242,7 +276,8 @@ class Membership:
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             quorum = self.quorum(shrink_only=False)
-            data = [data_of(m) for m in quorum.participants]
+            checked = (self.gate.participant(m, self.store) for m in quorum.participants)
+            data = [d for d in checked if d is not None]
             groups = tuple(sorted(int(d["group"]) for d in data))
             if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
                 break
@@ -254,13 +289,10 @@ class Membership:
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
-        ids = sorted(str(m.replica_id) for m in quorum.participants)
-        self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
-        valid = {}
-        for m in quorum.participants:
-            d = data_of(m)
-            d["replica_id"] = str(m.replica_id)
-            valid[int(d["group"])] = d
+        valid = {int(d["group"]): d for d in data}
+        # Every group got this same quorum: all stop here, before any step, if they differ.
+        compare({g: d.get("identity") for g, d in valid.items()})
+        self.write(f"e{self.epoch}/formed", sorted(d["replica_id"] for d in data))
         return quorum, valid
 
     def wait_admission(self) -> list[int]:
@@ -276,7 +308,8 @@ class Membership:
             # it dead yet (they do at their next collective). Admission comes after that.
             if view is not None and view["replicas"].get(str(self.me)) == self.replica_id:
                 break
-            if self.store.check([f"e{self.epoch}/finished"]):
+            self.gate.check_refused(self.store)
+            if self.finished():
                 raise RunFinished(
                     f"group {self.me}: the run finished before this process was admitted"
                 )
@@ -286,13 +319,16 @@ class Membership:
                     timeout=timedelta(seconds=0.25),
                     step=0,
                     shrink_only=False,
-                    data=self._data(),
+                    data=self.auth.sign_data(self._data()),
                 )
             except TimeoutError:
                 pass
             # The request stays registered at the lighthouse after it timed out; tell the
             # survivors it waits, so that their next step boundary admits it.
-            self.store.add(JOIN_KEY, 1)
+            try:
+                self._count(1)
+            except Exception as exc:  # noqa: BLE001 - a malformed counter: the lead repairs it
+                log.warning("group %d: cannot count itself in %s (%s)", self.me, JOIN_KEY, exc)
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
@@ -304,11 +340,36 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
-        return int(self.store.add(JOIN_KEY, 0))
+        try:
+            self._joins = self._count(0)
+        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
+            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
+            self.store.set(JOIN_KEY, str(self._joins))
+        return self._joins
+
+    def _count(self, n: int) -> int:
+        """``add(JOIN_KEY, n)`` on a connection of its own: the store closes the connection
+        of an ``add`` to a value that is not a number, and the process groups' rendezvous
+        must not lose theirs with it."""
+        if self._counter is None:
+            host, port = self.store_addr
+            self._counter = dist.TCPStore(
+                host, port, is_master=False, timeout=timedelta(seconds=60)
+            )
+        try:
+            return int(self._counter.add(JOIN_KEY, n))
+        except Exception:
+            self._counter = None  # reconnect next time
+            raise
 
     def finish(self, committed: int) -> None:
         """Publish that every member committed ``committed`` steps."""
-        self.store.set(f"e{self.epoch}/finished", str(committed))
+        self.write(f"e{self.epoch}/finished", committed)
+
+    def finished(self) -> bool:
+        """Whether the current epoch's members published that they finished."""
+        key = f"e{self.epoch}/finished"
+        return read_json(self.store, key, lambda v: isinstance(v, int), self.auth) is not None
 
     def reset(self) -> None:
         """Leave the membership (before a restart's next epoch)."""

@@ -16,6 +16,7 @@ from typing import Any
 from spare_fast.torch._compute import ComputeFn
 from spare_fast.torch._errors import Excluded, ProtocolError, Unneeded, WipeOutError
 from spare_fast.torch._healer import HealState
+from spare_fast.torch._identity import of_group
 from spare_fast.torch._types import Phase
 
 __all__ = ["Recovery"]
@@ -61,6 +62,7 @@ class Recovery:
     def join_all(self) -> None:
         """Start of an epoch: agree a quorum of every group's current process."""
         self.g._report(Phase.JOIN)
+        self.g.membership.identity = of_group(self.g, full=True)
         quorum, valid = self.g.membership.form()
         try:
             self.adopt(quorum, valid)
@@ -75,6 +77,7 @@ class Recovery:
         self.g.has_state = False
         self.g.committed = -1
         self.g.cur = self.g.last = None
+        self.g.membership.identity = of_group(self.g, full=False)
         needs = self.g.membership.wait_admission()
         self.g._report(Phase.HEAL)
         try:

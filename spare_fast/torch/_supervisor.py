@@ -12,7 +12,6 @@ rejoins at a step boundary.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -21,7 +20,9 @@ from typing import Any
 
 import torch
 
+from spare_fast.torch._auth import RunKey, read_json
 from spare_fast.torch._checkpoint import Checkpoints
+from spare_fast.torch._membership import valid_view
 from spare_fast.torch._records import collect, describe, last_ends, last_epoch, last_error
 from spare_fast.torch._serve import serve
 from spare_fast.torch._types import RunResult
@@ -88,6 +89,9 @@ class Supervisor:
         self.rejoin_failures: dict[int, int] = {g: 0 for g in range(n)}
         self.service: Any = None
         self.progress: Any = None
+        # The workers' run key (SPARE_FAST_RUN_KEY): store values are read verified and
+        # checked, a malformed one is logged and ignored.
+        self.auth = RunKey.resolve()
 
     def _final(self, g: int) -> str:
         return os.path.join(self.folder, FINAL.format(group=g))
@@ -155,7 +159,8 @@ class Supervisor:
         self.repair_at.clear()
         self.ckpts.remove_partial()
         self.checkpoint = self.pick_checkpoint()
-        self.service.store.set(f"e{self.epoch}/checkpoint", self.checkpoint or "")
+        key = f"e{self.epoch}/checkpoint"
+        self.service.store.set(key, self.auth.wrap(key, self.checkpoint or ""))
         for g in range(self.n):
             if g in survivors:
                 continue
@@ -214,8 +219,9 @@ class Supervisor:
         A dropped process that still runs (suspended, or its main thread hung while its
         heartbeat thread beats) would make every later quorum wait for it.
         """
-        store = self.service.store
-        agreed = json.loads(store.get(f"e{self.epoch}/view").decode())
+        agreed = read_json(self.service.store, f"e{self.epoch}/view", valid_view, self.auth)
+        if agreed is None:
+            return
         view = set(agreed["members"])
         for g, pid in list(self.waiting.items()):
             if agreed["replicas"].get(str(g)) == f"g{g}:{pid}":
@@ -240,8 +246,15 @@ class Supervisor:
                 del self.repair_at[g]
                 if not self._key(f"e{self.epoch}/finished"):
                     self.start(g, rejoin=True)
-        if self._key(f"wipeout/{self.epoch}"):
-            reported = set(json.loads(self.service.store.get(f"wipeout/{self.epoch}").decode()))
+        reported = read_json(
+            self.service.store,
+            f"wipeout/{self.epoch}",
+            lambda v: (
+                isinstance(v, list) and all(isinstance(g, int) and g in self.procs for g in v)
+            ),
+            self.auth,
+        )
+        if reported is not None:
             alive = {g for g in reported if self.procs[g].exitcode is None}
             self.t._say(f"wipe-out in epoch {self.epoch}: restart with survivors {sorted(alive)}")
             self.new_epoch(alive, "wipe-out")

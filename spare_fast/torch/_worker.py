@@ -205,7 +205,7 @@ def _restart(group: SpareGroup, cfg: WorkerConfig) -> None:
     """After a wipe-out: reload the checkpoint the launcher names, join the next epoch."""
     m = group.membership
     group._report(Phase.RESTART)
-    m.store.set(f"wipeout/{m.epoch}", json.dumps(list(m.members)))
+    m.write(f"wipeout/{m.epoch}", list(m.members))
     group.collectives.drop()
     lead = m.lead()
     group.cur = group.last = None
@@ -215,11 +215,13 @@ def _restart(group: SpareGroup, cfg: WorkerConfig) -> None:
     m.epoch += 1
     key = f"e{m.epoch}/checkpoint"
     deadline = time.monotonic() + group.quorum_timeout.total_seconds()
-    while not m.store.check([key]):
+    path = None
+    while path is None:  # a value that does not verify with the run key is ignored
         if time.monotonic() > deadline:
             raise TimeoutError(f"epoch {m.epoch}: the launcher named no checkpoint")
         time.sleep(0.02)
-    path = m.store.get(key).decode()
+        if m.store.check([key]):
+            path = m.auth.unwrap(key, m.store.get(key))
     if path:
         group._load_checkpoint(path)
     else:  # no checkpoint survived: start over from the initial weights

@@ -49,11 +49,15 @@ def _mac(key: bytes, payload: bytes) -> bytes:
 class Checkpoints:
     """The checkpoint folder of one run.
 
-    Args:
-        folder: Where the ``ckpt-<step>.pt`` files live (created on first write).
-        keep: How many of the newest checkpoints to keep; older ones are removed after each
-            write. At least 2, so that a damaged newest file still leaves one to fall back on.
-        key: The run key: files are written with its HMAC and only files that verify load.
+    Parameters
+    ----------
+    folder : str
+        Where the ``ckpt-<step>.pt`` files live (created on first write).
+    keep : int
+        How many of the newest checkpoints to keep; older ones are removed after each write.
+        At least 2, so that a damaged newest file still leaves one to fall back on.
+    key : bytes, optional
+        The run key: files are written with its HMAC and only files that verify load.
     """
 
     folder: str

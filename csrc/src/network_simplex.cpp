@@ -27,6 +27,9 @@ using detail::Wide;
 constexpr Index kNone = -1;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
 constexpr double kBlockFactor = 1.5;  // pricing block: kBlockFactor sqrt(real arcs)
+// Dijkstra phases the primal-dual method gets under MinCostFlowMethod::kAuto before the
+// simplex takes over (SPARe's move networks need at most a handful).
+constexpr std::int64_t kAutoPhases = 16;
 
 // Arc states. The pricing reads a copy of each real arc oriented by its state (see priced_),
 // so that a negative reduced cost marks a violating arc; tree arcs have reduced cost 0.
@@ -762,11 +765,19 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
       break;
   }
   // The primal-dual method needs one phase per distinct shortest-path length: a handful when
-  // every cost is 0 or 1 (assignment-shaped networks, SPARe's moves), where it beats the
-  // simplex; with wider cost ranges the phases multiply and the simplex wins.
+  // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
+  // it beats the simplex. With long paths the lengths are many even on 0/1 costs (k disjoint
+  // paths of lengths 1..k take k phases, each a Dijkstra over the network), so it gets
+  // kAutoPhases phases and the simplex takes over when they do not suffice.
   bool unit_costs = true;
   for (std::size_t a = 0; a < cost.size && unit_costs; ++a) unit_costs = cost[a] <= 1;
-  if (unit_costs) return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  if (unit_costs) {
+    MinCostFlowResult r;
+    if (detail::min_cost_flow_within(n_nodes, tail, head, capacity, cost, supply, kAutoPhases,
+                                     r)) {
+      return r;
+    }
+  }
   MinCostFlowResult r = network_simplex(n_nodes, tail, head, capacity, cost, supply);
   if (r.status == MinCostFlowStatus::kOverflow) {
     return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);

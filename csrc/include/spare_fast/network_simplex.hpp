@@ -99,6 +99,14 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                                 MinCostFlowMethod method);
 
 namespace detail {
+// The primal-dual method of min_cost_flow (graph.hpp) with at most max_phases Dijkstra phases
+// after its warm start. Returns false, result unspecified, when the network needs more; else
+// true with result as min_cost_flow would return it.
+bool min_cost_flow_within(std::int64_t n_nodes, Span<std::int32_t> tail,
+                          Span<std::int32_t> head, Span<std::int64_t> capacity,
+                          Span<std::int64_t> cost, Span<std::int64_t> supply,
+                          std::int64_t max_phases, MinCostFlowResult& result);
+
 // The input checks of min_cost_flow (throws, naming the culprit); shared by both methods.
 void validate_min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                             Span<std::int32_t> head, Span<std::int64_t> capacity,

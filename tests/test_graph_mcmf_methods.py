@@ -117,6 +117,34 @@ def test_random_networks_match_ortools(method):
     }
 
 
+def test_auto_zero_cost_routing_matches_ortools():
+    # Wide cost ranges with many cost-0 arcs: auto first tries a maximum flow over the cost-0
+    # arcs alone, which is optimal when it meets every supply and is dropped otherwise.
+    rng = np.random.default_rng(20261203)
+    taken = 0
+    for _ in range(N_PER_METHOD):
+        n, tail, head, capacity, cost, supply = random_network(rng)
+        cost = np.where(rng.random(cost.size) < 0.5, 0, cost + 2)  # never all 0/1
+        net = (n, tail, head, capacity, cost, supply)
+        r = min_cost_flow(*net, method="auto")
+        if r.status == MinCostFlowStatus.OVERFLOW:
+            assert might_overflow(n, capacity, cost, supply)
+            continue
+        status, want, _ = ortools_solve(*net)
+        if status is None:
+            continue
+        assert r.status == status
+        if status == MinCostFlowStatus.OPTIMAL:
+            assert r.total_cost == want
+            taken += want == 0 and bool(supply.any())
+        elif status == MinCostFlowStatus.INFEASIBLE:
+            _, want, value = ortools_solve(*net, max_flow=True)
+            assert (r.flow_value, r.total_cost) == (value, want)
+        if status != MinCostFlowStatus.UNBALANCED:
+            check_flow(*net, r)
+    assert taken > 100  # the cost-0 routing answered many of them
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_benchmark_families_agree_across_methods_and_ortools(family):
     if family.endswith("-pn"):

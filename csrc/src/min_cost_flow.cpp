@@ -310,6 +310,43 @@ bool detail::min_cost_flow_within(std::int64_t n_nodes, Span<std::int32_t> tail,
   return true;
 }
 
+bool detail::zero_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                            Span<std::int32_t> head, Span<std::int64_t> capacity,
+                            Span<std::int64_t> cost, Span<std::int64_t> supply,
+                            MinCostFlowResult& result) {
+  result = MinCostFlowResult{};
+  detail::FlowTotals totals;
+  auto no_extra_bound = [](const detail::FlowTotals&) { return Wide{0}; };
+  if (!detail::start_min_cost_flow(n_nodes, tail, head, capacity, cost, supply, no_extra_bound,
+                                   result, totals)) {
+    return true;  // kUnbalanced or kOverflow, as every method reports them
+  }
+  // The subnetwork of the cost-0 arcs, solved as a maximum flow (the primal-dual method's
+  // warm start, which needs no Dijkstra); its arcs are few where this is tried.
+  std::vector<std::int32_t> t;
+  std::vector<std::int32_t> h;
+  std::vector<std::int64_t> c;
+  std::vector<std::size_t> arc;
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    if (cost[a] != 0 || capacity[a] <= 0 || tail[a] == head[a]) continue;
+    t.push_back(tail[a]);
+    h.push_back(head[a]);
+    c.push_back(capacity[a]);
+    arc.push_back(a);
+  }
+  const std::vector<std::int64_t> zeros(t.size(), 0);
+  ResidualNetwork network(static_cast<std::size_t>(n_nodes), Span<std::int32_t>{t.data(), t.size()},
+                          Span<std::int32_t>{h.data(), h.size()},
+                          Span<std::int64_t>{c.data(), c.size()},
+                          Span<std::int64_t>{zeros.data(), zeros.size()}, supply);
+  if (network.solve(0) != static_cast<std::int64_t>(totals.positive)) return false;
+  for (std::size_t k = 0; k < arc.size(); ++k) result.flow[arc[k]] = network.flow(k);
+  result.flow_value = static_cast<std::int64_t>(totals.positive);
+  result.total_cost = 0;
+  result.status = MinCostFlowStatus::kOptimal;
+  return true;
+}
+
 MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                                 Span<std::int32_t> head, Span<std::int64_t> capacity,
                                 Span<std::int64_t> cost, Span<std::int64_t> supply) {

@@ -17,6 +17,11 @@ always feasible. They follow the published generators in shape, not bit for bit:
 
 Grids get an uncapacitated snake through every node, both ways, so they stay feasible.
 
+Besides these rewrites: ``staircase`` (k disjoint paths of lengths 1..k, unit costs: the case
+where successive shortest paths needs k phases), and ``gridgen-pn``, ``netgen-sr-pn`` and
+``netgen-lo-pn``, made by the public generators themselves (PyPI ``pynetgen``, a Python port of
+NETGEN and of a grid generator; pure Python, so they take seconds to minutes to generate).
+
 References: D. Klingman, A. Napier and J. Stutz, "NETGEN: a program for generating large scale
 capacitated assignment, transportation, and minimum cost flow network problems", Management
 Science 20(5), 814-821, 1974, doi:10.1287/mnsc.20.5.814; Z. Kiraly and P. Kovacs, "Efficient

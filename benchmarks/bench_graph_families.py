@@ -40,6 +40,8 @@ def matching_case(family: str):
 def test_min_cost_flow_family(benchmark, case, solver):
     if solver == "lemon":
         pytest.importorskip("pylmcf")
+    if case in bg.PYNETGEN_FAMILIES:
+        pytest.importorskip("pynetgen")
     inst, expected = flow_case(case)
     fn = MCF_SOLVERS[solver]
     result = benchmark.pedantic(fn, args=(inst,), rounds=3, iterations=1, warmup_rounds=1)
@@ -52,4 +54,20 @@ def test_matching_family(benchmark, case, solver):
     inst, expected = matching_case(case)
     fn = MATCH_SOLVERS[solver]
     result = benchmark.pedantic(fn, args=(inst,), rounds=5, iterations=1, warmup_rounds=1)
+    assert result == expected
+
+
+@functools.cache
+def staircase_case():
+    # k = 800 disjoint paths of lengths 1..800 (about 320,000 nodes), unit costs.
+    inst = generate("staircase", 2 + 800 * 799 // 2)
+    assert int(inst.supply[0]) == 800
+    return inst, bg._ortools(inst)
+
+
+@pytest.mark.parametrize("solver", ["spare_fast", "ortools"])
+def test_staircase_800_auto(benchmark, solver):
+    inst, expected = staircase_case()
+    fn = MCF_SOLVERS[solver]  # spare_fast: method="auto"
+    result = benchmark.pedantic(fn, args=(inst,), rounds=3, iterations=1, warmup_rounds=1)
     assert result == expected

@@ -14,15 +14,43 @@ has none.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["DimacsError", "DimacsProblem", "read_dimacs", "write_dimacs"]
+__all__ = [
+    "MAX_ARCS",
+    "MAX_LINE_BYTES",
+    "MAX_NODES",
+    "DimacsError",
+    "DimacsProblem",
+    "read_dimacs",
+    "write_dimacs",
+]
 
 _KINDS = ("min", "max", "asn")
 _I64_MAX = 2**63 - 1
 _I32_MAX = 2**31 - 1
+
+#: Longest line accepted, in bytes (newline included); a longer one is refused unread.
+MAX_LINE_BYTES = 4096
+#: Most nodes a ``p`` line may declare: node ids are int32.
+MAX_NODES = _I32_MAX
+#: Most arcs a ``p`` line may declare: arc ids are int32.
+MAX_ARCS = _I32_MAX
+#: Nodes beyond those the file could name (isolated nodes) that a ``p`` line may declare.
+UNNAMED_NODES = 65_536
+#: Longest token quoted in an error message; longer ones are cut.
+QUOTE_CHARS = 32
+
+# Tokens per arc line of each kind; the shortest arc line is 2 * tokens - 1 bytes.
+_ARC_TOKENS = {"min": 6, "max": 4, "asn": 4}
+_NODE_FORMS = {"min": "n ID SUPPLY", "max": "n ID s|t", "asn": "n ID"}
+_ARC_FORMS = {"min": "a U V LOW CAP COST", "max": "a U V CAP", "asn": "a U V COST"}
+_DECIMAL = re.compile(rb"-?[0-9]{1,40}")
 
 
 class DimacsError(ValueError):
@@ -74,14 +102,38 @@ class DimacsProblem:
         return self.n_nodes, self.tail, self.head, self.capacity, self.cost, self.supply
 
 
-def _int(text: str, what: str, where: str, lo: int, hi: int) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise DimacsError(f"{where}: {what} = {text!r} is not an integer") from None
+def _quote(token: bytes) -> str:
+    """``token`` for an error message: quoted, cut to :data:`QUOTE_CHARS` characters."""
+    text = token[:QUOTE_CHARS].decode("latin-1")
+    return repr(text) + (f" (cut, {len(token):,} bytes)" if len(token) > QUOTE_CHARS else "")
+
+
+def _int(token: bytes, what: str, where: str, lo: int, hi: int) -> int:
+    # Plain ASCII decimal digits with an optional leading minus: no '+', '_', spaces or other
+    # digit scripts, which Python's int() would accept.
+    if _DECIMAL.fullmatch(token) is None:
+        raise DimacsError(
+            f"{where}: {what} = {_quote(token)} is not an integer (plain decimal digits)"
+        )
+    v = int(token)
     if v < lo or v > hi:
         raise DimacsError(f"{where}: {what} = {v} is not in [{lo}, {hi}]")
     return v
+
+
+def _lines(f: BinaryIO, name: str) -> Iterator[tuple[int, list[bytes]]]:
+    """``(line number, tokens)`` of every line, each read with a bounded ``readline``."""
+    lineno = 0
+    while True:
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        lineno += 1
+        if len(line) > MAX_LINE_BYTES:
+            raise DimacsError(
+                f"{name}:{lineno}: line longer than {MAX_LINE_BYTES} bytes (starts {_quote(line)})"
+            )
+        yield lineno, line.split()
 
 
 def read_dimacs(path: str | os.PathLike[str]) -> DimacsProblem:
@@ -102,6 +154,17 @@ def read_dimacs(path: str | os.PathLike[str]) -> DimacsProblem:
     DimacsError
         A malformed file: the message reads ``"PATH:LINE: what is wrong"``.
 
+    Notes
+    -----
+    Memory stays proportional to the file's size, whatever its ``p`` line says. Lines longer
+    than :data:`MAX_LINE_BYTES` are refused without being read whole. The ``p`` line's NODES
+    must be at most :data:`MAX_NODES` and at most half the file's size in bytes (every named
+    node takes a digit and a separator) plus :data:`UNNAMED_NODES` isolated ones; its ARCS at
+    most :data:`MAX_ARCS` and at most the number of shortest arc lines the file could hold.
+    Numbers are plain ASCII decimal digits with an optional leading ``-``. Refused as well,
+    naming both lines: a second ``n`` line for a node, a second source or sink, a source that
+    is also the sink. Tokens quoted in messages are cut to :data:`QUOTE_CHARS` characters.
+
     Examples
     --------
     >>> import tempfile, os
@@ -115,98 +178,138 @@ def read_dimacs(path: str | os.PathLike[str]) -> DimacsProblem:
     name = os.fspath(path)
     kind = ""
     n = m = 0
-    tails: list[int] = []
-    heads: list[int] = []
-    caps: list[int] = []
-    costs: list[int] = []
-    supply: np.ndarray | None = None
+    n_arcs = 0
+    tail = head = np.zeros(0, dtype=np.int32)
+    caps = costs = np.zeros(0, dtype=np.int64)
+    supply: dict[int, int] = {}
+    node_line: dict[int, int] = {}  # node -> the line that named it (n lines)
     source = sink = None
+    source_line = sink_line = 0
     left: list[int] = []
-    p_where = ""
-    with open(name, encoding="ascii", errors="replace") as f:
-        for lineno, line in enumerate(f, start=1):
+    p_line = 0
+    with open(name, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        for lineno, tok in _lines(f, name):
             where = f"{name}:{lineno}"
-            tok = line.split()
-            if not tok or tok[0] == "c":
+            if not tok or tok[0] == b"c":
                 continue
             tag = tok[0]
-            if tag == "p":
+            if tag == b"p":
                 if kind:
-                    raise DimacsError(f"{where}: second problem line (the first is {p_where})")
+                    raise DimacsError(f"{where}: second problem line (the first is line {p_line})")
                 if len(tok) != 4:
                     raise DimacsError(f"{where}: problem line needs 'p KIND NODES ARCS'")
-                if tok[1] not in _KINDS:
-                    raise DimacsError(f"{where}: problem kind {tok[1]!r} is not one of {_KINDS}")
-                kind = tok[1]
-                n = _int(tok[2], "NODES", where, 0, _I32_MAX)
-                m = _int(tok[3], "ARCS", where, 0, _I32_MAX)
-                p_where = f"line {lineno}"
-                if kind == "min":
-                    supply = np.zeros(n, dtype=np.int64)
+                if tok[1].decode("latin-1") not in _KINDS:
+                    raise DimacsError(
+                        f"{where}: problem kind {_quote(tok[1])} is not one of {_KINDS}"
+                    )
+                k = tok[1].decode("ascii")
+                n = _int(tok[2], "NODES", where, 0, MAX_NODES)
+                m = _int(tok[3], "ARCS", where, 0, MAX_ARCS)
+                named = size // 2 + UNNAMED_NODES
+                if n > named:
+                    raise DimacsError(
+                        f"{where}: NODES = {n:,} is more than a file of {size:,} bytes can hold "
+                        f"(at most {named:,}: half its bytes plus {UNNAMED_NODES:,} isolated "
+                        f"nodes)"
+                    )
+                shortest = 2 * _ARC_TOKENS[k]  # shortest arc line, newline included
+                fit = (size + 1) // shortest
+                if m > fit:
+                    raise DimacsError(
+                        f"{where}: ARCS = {m:,} is more than a file of {size:,} bytes can hold "
+                        f"(at most {fit:,} arc lines of {shortest - 1} bytes or more)"
+                    )
+                kind = k
+                p_line = lineno
+                tail = np.empty(m, dtype=np.int32)
+                head = np.empty(m, dtype=np.int32)
+                caps = np.empty(m if kind != "asn" else 0, dtype=np.int64)
+                costs = np.empty(m if kind != "max" else 0, dtype=np.int64)
                 continue
             if not kind:
-                raise DimacsError(f"{where}: {tag!r} line before the problem line")
-            if tag == "n":
-                want = {"min": 3, "max": 3, "asn": 2}[kind]
-                if len(tok) != want:
-                    form = {"min": "n ID SUPPLY", "max": "n ID s|t", "asn": "n ID"}[kind]
-                    raise DimacsError(f"{where}: node line needs '{form}'")
+                raise DimacsError(f"{where}: {_quote(tag)} line before the problem line")
+            if tag == b"n":
+                if len(tok) != (2 if kind == "asn" else 3):
+                    raise DimacsError(f"{where}: node line needs '{_NODE_FORMS[kind]}'")
                 v = _int(tok[1], "node id", where, 1, n) - 1
-                if kind == "min":
-                    assert supply is not None
-                    supply[v] = _int(tok[2], "SUPPLY", where, -_I64_MAX, _I64_MAX)
-                elif kind == "max":
-                    if tok[2] == "s":
-                        source = v
-                    elif tok[2] == "t":
-                        sink = v
+                if kind == "max":
+                    role = tok[2]
+                    if role not in (b"s", b"t"):
+                        raise DimacsError(f"{where}: node role {_quote(role)} is not 's' or 't'")
+                    if role == b"s":
+                        if source is not None:
+                            raise DimacsError(
+                                f"{where}: second source (the first is node {source + 1}, "
+                                f"line {source_line})"
+                            )
+                        source, source_line = v, lineno
                     else:
-                        raise DimacsError(f"{where}: node role {tok[2]!r} is not 's' or 't'")
+                        if sink is not None:
+                            raise DimacsError(
+                                f"{where}: second sink (the first is node {sink + 1}, "
+                                f"line {sink_line})"
+                            )
+                        sink, sink_line = v, lineno
+                    if source is not None and source == sink:
+                        raise DimacsError(
+                            f"{where}: node {v + 1} is both source and sink (lines "
+                            f"{source_line} and {sink_line})"
+                        )
+                    continue
+                if v in node_line:
+                    raise DimacsError(
+                        f"{where}: second node line for node {v + 1} (the first is line "
+                        f"{node_line[v]})"
+                    )
+                node_line[v] = lineno
+                if kind == "min":
+                    b = _int(tok[2], "SUPPLY", where, -_I64_MAX, _I64_MAX)
+                    if b:
+                        supply[v] = b
                 else:
                     left.append(v)
                 continue
-            if tag == "a":
-                want = {"min": 6, "max": 4, "asn": 4}[kind]
-                if len(tok) != want:
-                    arc_form = {
-                        "min": "a U V LOW CAP COST",
-                        "max": "a U V CAP",
-                        "asn": "a U V COST",
-                    }
-                    raise DimacsError(f"{where}: arc line needs '{arc_form[kind]}'")
-                if len(tails) == m:
+            if tag == b"a":
+                if len(tok) != _ARC_TOKENS[kind]:
+                    raise DimacsError(f"{where}: arc line needs '{_ARC_FORMS[kind]}'")
+                if n_arcs == m:
                     raise DimacsError(f"{where}: more arcs than the {m} of the problem line")
-                tails.append(_int(tok[1], "tail", where, 1, n) - 1)
-                heads.append(_int(tok[2], "head", where, 1, n) - 1)
+                tail[n_arcs] = _int(tok[1], "tail", where, 1, n) - 1
+                head[n_arcs] = _int(tok[2], "head", where, 1, n) - 1
                 if kind == "min":
                     low = _int(tok[3], "LOW", where, -_I64_MAX, _I64_MAX)
                     if low != 0:
                         raise DimacsError(f"{where}: LOW = {low}; only lower bound 0 is supported")
-                    caps.append(_int(tok[4], "CAP", where, 0, _I64_MAX))
-                    costs.append(_int(tok[5], "COST", where, -_I64_MAX, _I64_MAX))
+                    caps[n_arcs] = _int(tok[4], "CAP", where, 0, _I64_MAX)
+                    costs[n_arcs] = _int(tok[5], "COST", where, -_I64_MAX, _I64_MAX)
                 elif kind == "max":
-                    caps.append(_int(tok[3], "CAP", where, 0, _I64_MAX))
+                    caps[n_arcs] = _int(tok[3], "CAP", where, 0, _I64_MAX)
                 else:
-                    costs.append(_int(tok[3], "COST", where, -_I64_MAX, _I64_MAX))
+                    costs[n_arcs] = _int(tok[3], "COST", where, -_I64_MAX, _I64_MAX)
+                n_arcs += 1
                 continue
-            raise DimacsError(f"{where}: unknown line type {tag!r} (expected c, p, n or a)")
+            raise DimacsError(f"{where}: unknown line type {_quote(tag)} (expected c, p, n or a)")
     if not kind:
         raise DimacsError(f"{name}: no problem line ('p KIND NODES ARCS')")
-    if len(tails) != m:
-        raise DimacsError(f"{name}: {len(tails)} arc lines, the problem line ({p_where}) says {m}")
+    if n_arcs != m:
+        raise DimacsError(f"{name}: {n_arcs} arc lines, the problem line (line {p_line}) says {m}")
     if kind == "max" and (source is None or sink is None):
         missing = "source ('n ID s')" if source is None else "sink ('n ID t')"
         raise DimacsError(f"{name}: max problem without a {missing}")
-    tail = np.asarray(tails, dtype=np.int32)
-    head = np.asarray(heads, dtype=np.int32)
+    sup: np.ndarray | None = None
+    if kind == "min":
+        sup = np.zeros(n, dtype=np.int64)
+        if supply:
+            sup[np.fromiter(supply.keys(), np.int64)] = np.fromiter(supply.values(), np.int64)
     return DimacsProblem(
         kind=kind,
         n_nodes=n,
         tail=tail,
         head=head,
-        capacity=np.asarray(caps, dtype=np.int64) if kind != "asn" else None,
-        cost=np.asarray(costs, dtype=np.int64) if kind != "max" else None,
-        supply=supply,
+        capacity=caps if kind != "asn" else None,
+        cost=costs if kind != "max" else None,
+        supply=sup,
         source=source,
         sink=sink,
         left=np.asarray(left, dtype=np.int32) if kind == "asn" else None,

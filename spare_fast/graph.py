@@ -257,7 +257,13 @@ def min_cost_flow(
         ``"network_simplex"``: primal network simplex with block-search pricing;
         ``"ssp"``: primal-dual successive shortest paths; ``"auto"`` (default): the
         primal-dual method when every cost is 0 or 1 (assignment-shaped networks such as
-        SPARe's moves, where it needs a handful of phases), the network simplex otherwise.
+        SPARe's moves, where it needs a handful of phases) and it finishes within 16 phases,
+        the network simplex otherwise. The phase bound matters where paths are long: k
+        disjoint paths of lengths 1..k take k phases, each a Dijkstra over the network.
+        With wider costs, when cost-0 arcs leave a supply node and enter a demand node,
+        ``"auto"`` first routes a maximum flow over the cost-0 arcs alone; if that meets
+        every supply it costs 0 and is the answer (pynetgen's GRIDGEN grids, whose master
+        source and sink meet at one node, are such networks).
 
     Returns
     -------

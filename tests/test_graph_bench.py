@@ -13,8 +13,9 @@ from spare_fast.testing import bench_graph as bg
 
 def test_harness_writes_agreeing_rows_table_and_plot(tmp_path):
     pytest.importorskip("pylmcf")
+    pytest.importorskip("pynetgen")
     args = argparse.Namespace(
-        families="netgen-8,goto,match-chains,match-random-d2",
+        families="netgen-8,goto,staircase,gridgen-pn,match-chains,match-random-d2",
         sizes="64,256",
         repeats=2,
         seed=1,
@@ -24,14 +25,28 @@ def test_harness_writes_agreeing_rows_table_and_plot(tmp_path):
     assert bg.run(args) == 0
     meta = json.loads((tmp_path / "graph_bench.json").read_text())
     rows = meta["rows"]
-    assert {r["family"] for r in rows} == {"netgen-8", "goto", "match-chains", "match-random-d2"}
+    assert {r["family"] for r in rows} == {
+        "netgen-8",
+        "goto",
+        "staircase",
+        "gridgen-pn",
+        "match-chains",
+        "match-random-d2",
+    }
     assert all(r["agrees"] for r in rows)
     solvers = {r["solver"] for r in rows if r["family"] == "netgen-8"}
     assert solvers == {"spare_fast", "lemon", "ortools", "networkx"}
     assert (tmp_path / "graph_bench.png").stat().st_size > 10_000
     md = (tmp_path / "graph_bench.md").read_text()
-    assert md.count("\n") == 2 + 4 * 2 and "| netgen-8 | 64 |" in md
+    assert md.count("\n") == 2 + 6 * 2 and "| netgen-8 | 64 |" in md
     assert (tmp_path / "graph_bench.csv").read_text().startswith("family,n_nodes,")
+
+
+def test_harness_stops_a_family_once_its_fastest_peer_is_too_slow(monkeypatch):
+    pytest.importorskip("pylmcf")
+    monkeypatch.setattr(bg, "PEER_SECONDS_LIMIT", 0.0)  # every peer is "too slow"
+    rows = bg.measure(["netgen-8", "staircase"], [64, 256], 1, 0, networkx=False)
+    assert {(r["family"], r["n_nodes"]) for r in rows} == {("netgen-8", 64), ("staircase", 57)}
 
 
 def test_harness_rejects_unknown_family(tmp_path):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from ortools.graph.python import min_cost_flow as ortools_mcf
 
+from spare_fast._dimacs import MAX_LINE_BYTES, UNNAMED_NODES
 from spare_fast.graph import (
     DimacsError,
     DimacsProblem,
@@ -111,6 +115,24 @@ MALFORMED = [
     ("p mincost 2 1\n", "1: problem kind 'mincost'"),
     ("p min 2 1\np min 2 1\n", "2: second problem line"),
     ("p min x 1\n", "1: NODES = 'x' is not an integer"),
+    # Numbers are plain ASCII decimal digits: no Python int literal forms.
+    ("p min 20 1\nn 1_0 1\n", "2: node id = '1_0' is not an integer"),
+    ("p min 2 0\nn 1 +5\n", "2: SUPPLY = '+5' is not an integer"),
+    ("p min 2 0\nn 1 \uff15\n", "2: SUPPLY = "),
+    ("p min 2 0\nn 1 0x10\n", "2: SUPPLY = '0x10' is not an integer"),
+    ("p min 2 0\nn 1 5.\n", "2: SUPPLY = '5.' is not an integer"),
+    # Duplicates and inconsistent designators name both lines.
+    ("p min 2 0\nn 1 5\nn 1 -5\n", "3: second node line for node 1 (the first is line 2)"),
+    ("p min 2 0\nn 1 0\nc\nn 1 0\n", "4: second node line for node 1 (the first is line 2)"),
+    ("p max 2 0\nn 1 s\nn 1 t\n", "3: node 1 is both source and sink (lines 2 and 3)"),
+    ("p max 3 0\nn 1 s\nn 2 s\n", "3: second source (the first is node 1, line 2)"),
+    ("p max 3 0\nn 1 t\nn 3 s\nn 2 t\n", "4: second sink (the first is node 1, line 2)"),
+    ("p asn 4 0\nn 1\nn 2\nn 1\n", "4: second node line for node 1 (the first is line 2)"),
+    # The p line's counts against what the file can hold.
+    ("p min 2147483647 1\n", "1: NODES = 2,147,483,647 is more than a file of 19 bytes"),
+    ("p min 100000000 1\n", "1: NODES = 100,000,000 is more than a file of 18 bytes"),
+    ("p min 2147483648 1\n", "1: NODES = 2147483648 is not in [0, 2147483647]"),
+    ("p max 2 100\na 1 2 3\n", "1: ARCS = 100 is more than a file of 20 bytes can hold"),
     ("p min 2 1\na 1 3 0 5 1\n", "2: head = 3 is not in [1, 2]"),
     ("p min 2 1\na 0 2 0 5 1\n", "2: tail = 0 is not in [1, 2]"),
     ("p min 2 1\na 1 2 0 5\n", "2: arc line needs 'a U V LOW CAP COST'"),
@@ -118,7 +140,10 @@ MALFORMED = [
     ("p min 2 1\na 1 2 0 -5 1\n", "2: CAP = -5"),
     ("p min 2 1\nc\na 1 2 0 5 1.5\n", "3: COST = '1.5' is not an integer"),
     ("p min 2 1\nn 1 99999999999999999999\n", "2: SUPPLY = 99999999999999999999"),
-    ("p min 2 2\na 1 2 0 5 1\n", "1 arc lines, the problem line (line 1) says 2"),
+    (
+        "p min 2 2\nc room for two arcs\na 1 2 0 5 1\n",
+        "1 arc lines, the problem line (line 1) says 2",
+    ),
     ("p min 2 0\na 1 2 0 5 1\n", "2: more arcs than the 0"),
     ("p max 2 1\nn 1 s\nn 2 x\n", "3: node role 'x'"),
     ("p max 2 1\nn 1 s\na 1 2 3\n", "max problem without a sink"),
@@ -136,6 +161,73 @@ def test_malformed_file_names_the_line(tmp_path, text, message):
         read_dimacs(path)
     assert message in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_pynetgen_file_still_reads_at_the_size_bound(tmp_path):
+    # The tightest legal file: every arc line as short as it can be, no trailing newline.
+    path = tmp_path / "tight.max"
+    path.write_bytes(b"p max 2 2\nn 1 s\nn 2 t\na 1 2 3\na 2 1 4")
+    p = read_dimacs(path)
+    assert p.capacity.tolist() == [3, 4] and (p.source, p.sink) == (0, 1)
+
+
+def test_isolated_nodes_within_the_stated_allowance(tmp_path):
+    path = tmp_path / "iso.min"
+    path.write_text(f"p min {UNNAMED_NODES} 0\n")
+    p = read_dimacs(path)
+    assert p.n_nodes == UNNAMED_NODES and not p.supply.any()
+
+
+def test_long_line_refused_unread(tmp_path):
+    # A 1 GiB sparse file without a newline: refused after one bounded read.
+    path = tmp_path / "sparse"
+    with open(path, "wb") as f:
+        f.write(b"p min 2 1\na 1 2 0 5 ")
+        f.truncate(2**30)
+    with pytest.raises(DimacsError, match=f"{MAX_LINE_BYTES} bytes") as info:
+        read_dimacs(path)
+    assert len(str(info.value)) < len(str(path)) + 200
+
+
+def test_long_token_cut_in_the_message(tmp_path):
+    path = tmp_path / "long"
+    path.write_text("p min 2 1\na 1 2 0 5 " + "9" * 3000 + "\n")
+    with pytest.raises(DimacsError, match="COST = '9999") as info:
+        read_dimacs(path)
+    assert len(str(info.value)) < len(str(path)) + 120
+    tag = tmp_path / "tag"
+    tag.write_text("p min 2 1\n" + "x" * 4000 + "\n")
+    with pytest.raises(DimacsError, match="unknown line type") as info:
+        read_dimacs(tag)
+    assert len(str(info.value)) < len(str(tag)) + 120
+
+
+_PEAK_SCRIPT = """
+import resource, sys
+from spare_fast.graph import DimacsError, min_cost_flow, read_dimacs
+try:
+    min_cost_flow(*read_dimacs(sys.argv[1]).min_cost_flow_arrays())
+except DimacsError as e:
+    print("refused:", e)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_45_byte_file_refused_within_100_mb(tmp_path):
+    path = tmp_path / "huge.min"
+    path.write_bytes(b"c a small file, big claim\np min 2147483647 1\n")
+    assert path.stat().st_size == 45
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout.splitlines()
+    assert out[0].startswith("refused:") and "NODES = 2,147,483,647" in out[0]
+    peak_kib = int(out[-1])  # Linux: KiB
+    assert peak_kib < 100 * 1024
 
 
 def test_write_rejects_missing_fields(tmp_path):

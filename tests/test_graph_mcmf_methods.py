@@ -117,8 +117,38 @@ def test_random_networks_match_ortools(method):
     }
 
 
+def test_auto_zero_cost_routing_matches_ortools():
+    # Wide cost ranges with many cost-0 arcs: auto first tries a maximum flow over the cost-0
+    # arcs alone, which is optimal when it meets every supply and is dropped otherwise.
+    rng = np.random.default_rng(20261203)
+    taken = 0
+    for _ in range(N_PER_METHOD):
+        n, tail, head, capacity, cost, supply = random_network(rng)
+        cost = np.where(rng.random(cost.size) < 0.5, 0, cost + 2)  # never all 0/1
+        net = (n, tail, head, capacity, cost, supply)
+        r = min_cost_flow(*net, method="auto")
+        if r.status == MinCostFlowStatus.OVERFLOW:
+            assert might_overflow(n, capacity, cost, supply)
+            continue
+        status, want, _ = ortools_solve(*net)
+        if status is None:
+            continue
+        assert r.status == status
+        if status == MinCostFlowStatus.OPTIMAL:
+            assert r.total_cost == want
+            taken += want == 0 and bool(supply.any())
+        elif status == MinCostFlowStatus.INFEASIBLE:
+            _, want, value = ortools_solve(*net, max_flow=True)
+            assert (r.flow_value, r.total_cost) == (value, want)
+        if status != MinCostFlowStatus.UNBALANCED:
+            check_flow(*net, r)
+    assert taken > 100  # the cost-0 routing answered many of them
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_benchmark_families_agree_across_methods_and_ortools(family):
+    if family.endswith("-pn"):
+        pytest.importorskip("pynetgen")
     inst = generate(family, 256, seed=3)
     status, cost, _ = ortools_solve(*inst.arrays())
     assert status == MinCostFlowStatus.OPTIMAL
@@ -138,6 +168,32 @@ def test_network_simplex_long_runs_match_ortools(family):
     r = min_cost_flow(*inst.arrays(), method="network_simplex")
     assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
     check_flow(*inst.arrays(), r)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_auto_hands_long_unit_cost_paths_to_the_simplex(extra):
+    # k disjoint paths of lengths 1..k: one primal-dual phase per length, more than auto
+    # allows, so the simplex takes over (and, when the supply exceeds the k paths, hands the
+    # INFEASIBLE answer back to the primal-dual method). Same answers as OR-Tools either way.
+    inst = generate("staircase", 2_000)
+    n, t, h, c, w, b = inst.arrays()
+    k = int(b[0])
+    assert k > 32
+    b = b.copy()
+    b[0] += extra
+    b[1] -= extra
+    for method in METHODS:
+        r = min_cost_flow(n, t, h, c, w, b, method=method)
+        if extra:
+            _, cost, value = ortools_solve(n, t, h, c, w, b, max_flow=True)
+            assert (r.status, r.flow_value, r.total_cost) == (
+                MinCostFlowStatus.INFEASIBLE,
+                value,
+                cost,
+            )
+        else:
+            assert (r.status, r.total_cost) == (MinCostFlowStatus.OPTIMAL, k * (k + 1) // 2)
+        check_flow(n, t, h, c, w, b, r)
 
 
 def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():

@@ -95,13 +95,16 @@ class ResidualNetwork {
     current_.assign(n_, 0);
   }
 
-  // Routes as much supply as possible at minimum cost; returns the flow value.
-  std::int64_t solve() {
+  // Routes as much supply as possible at minimum cost; returns the flow value, or -1 when
+  // that takes more than max_phases Dijkstra phases (the flow is then partial).
+  std::int64_t solve(std::int64_t max_phases) {
     std::int64_t value = 0;
     // Zero potentials are feasible because costs are nonnegative: the first phase needs no
     // Dijkstra and routes greedily along cost-0 arcs (the warm start).
     value += max_flow_on_admissible();
+    std::int64_t phases = 0;
     while (dijkstra_update_potentials()) {
+      if (++phases > max_phases) return -1;
       const std::int64_t pushed = max_flow_on_admissible();
       if (pushed == 0) break;  // cannot happen with exact potentials; guards a livelock
       value += pushed;
@@ -277,10 +280,11 @@ void detail::validate_min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tai
   validate(n_nodes, tail, head, capacity, cost, supply);
 }
 
-MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
-                                Span<std::int32_t> head, Span<std::int64_t> capacity,
-                                Span<std::int64_t> cost, Span<std::int64_t> supply) {
-  MinCostFlowResult result;
+bool detail::min_cost_flow_within(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                  Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                  Span<std::int64_t> cost, Span<std::int64_t> supply,
+                                  std::int64_t max_phases, MinCostFlowResult& result) {
+  result = MinCostFlowResult{};
   detail::FlowTotals totals;
   // Potentials and Dijkstra distances stay below about 2 (n + 2) * max cost; keep a factor 4.
   auto potential_bound = [n_nodes](const detail::FlowTotals& t) {
@@ -288,12 +292,14 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   };
   if (!detail::start_min_cost_flow(n_nodes, tail, head, capacity, cost, supply, potential_bound,
                                    result, totals)) {
-    return result;
+    return true;
   }
   const Wide positive = totals.positive;
 
   ResidualNetwork network(static_cast<std::size_t>(n_nodes), tail, head, capacity, cost, supply);
-  result.flow_value = network.solve();
+  const std::int64_t value = network.solve(max_phases);
+  if (value < 0) return false;
+  result.flow_value = value;
   for (std::size_t a = 0; a < tail.size; ++a) {
     result.flow[a] = network.flow(a);
     result.total_cost += result.flow[a] * cost[a];
@@ -301,6 +307,52 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   result.status = result.flow_value == static_cast<std::int64_t>(positive)
                       ? MinCostFlowStatus::kOptimal
                       : MinCostFlowStatus::kInfeasible;
+  return true;
+}
+
+bool detail::zero_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                            Span<std::int32_t> head, Span<std::int64_t> capacity,
+                            Span<std::int64_t> cost, Span<std::int64_t> supply,
+                            MinCostFlowResult& result) {
+  result = MinCostFlowResult{};
+  detail::FlowTotals totals;
+  auto no_extra_bound = [](const detail::FlowTotals&) { return Wide{0}; };
+  if (!detail::start_min_cost_flow(n_nodes, tail, head, capacity, cost, supply, no_extra_bound,
+                                   result, totals)) {
+    return true;  // kUnbalanced or kOverflow, as every method reports them
+  }
+  // The subnetwork of the cost-0 arcs, solved as a maximum flow (the primal-dual method's
+  // warm start, which needs no Dijkstra); its arcs are few where this is tried.
+  std::vector<std::int32_t> t;
+  std::vector<std::int32_t> h;
+  std::vector<std::int64_t> c;
+  std::vector<std::size_t> arc;
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    if (cost[a] != 0 || capacity[a] <= 0 || tail[a] == head[a]) continue;
+    t.push_back(tail[a]);
+    h.push_back(head[a]);
+    c.push_back(capacity[a]);
+    arc.push_back(a);
+  }
+  const std::vector<std::int64_t> zeros(t.size(), 0);
+  ResidualNetwork network(static_cast<std::size_t>(n_nodes), Span<std::int32_t>{t.data(), t.size()},
+                          Span<std::int32_t>{h.data(), h.size()},
+                          Span<std::int64_t>{c.data(), c.size()},
+                          Span<std::int64_t>{zeros.data(), zeros.size()}, supply);
+  if (network.solve(0) != static_cast<std::int64_t>(totals.positive)) return false;
+  for (std::size_t k = 0; k < arc.size(); ++k) result.flow[arc[k]] = network.flow(k);
+  result.flow_value = static_cast<std::int64_t>(totals.positive);
+  result.total_cost = 0;
+  result.status = MinCostFlowStatus::kOptimal;
+  return true;
+}
+
+MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
+                                Span<std::int32_t> head, Span<std::int64_t> capacity,
+                                Span<std::int64_t> cost, Span<std::int64_t> supply) {
+  MinCostFlowResult result;
+  detail::min_cost_flow_within(n_nodes, tail, head, capacity, cost, supply,
+                               std::numeric_limits<std::int64_t>::max(), result);
   return result;
 }
 

@@ -27,6 +27,9 @@ using detail::Wide;
 constexpr Index kNone = -1;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
 constexpr double kBlockFactor = 1.5;  // pricing block: kBlockFactor sqrt(real arcs)
+// Dijkstra phases the primal-dual method gets under MinCostFlowMethod::kAuto before the
+// simplex takes over (SPARe's move networks need at most a handful).
+constexpr std::int64_t kAutoPhases = 16;
 
 // Arc states. The pricing reads a copy of each real arc oriented by its state (see priced_),
 // so that a negative reduced cost marks a violating arc; tree arcs have reduced cost 0.
@@ -762,11 +765,41 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
       break;
   }
   // The primal-dual method needs one phase per distinct shortest-path length: a handful when
-  // every cost is 0 or 1 (assignment-shaped networks, SPARe's moves), where it beats the
-  // simplex; with wider cost ranges the phases multiply and the simplex wins.
+  // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
+  // it beats the simplex. With long paths the lengths are many even on 0/1 costs (k disjoint
+  // paths of lengths 1..k take k phases, each a Dijkstra over the network), so it gets
+  // kAutoPhases phases and the simplex takes over when they do not suffice.
+  //
+  // With wider cost ranges, when cost-0 arcs leave a supply node and enter a demand node, a
+  // maximum flow over the cost-0 arcs alone comes first: where it carries every unit (grids
+  // whose master source and sink touch one node, as pynetgen's GRIDGEN makes them) it costs 0
+  // and is optimal, for a scan of the arcs where the simplex would spend several times that
+  // building its starting basis. Otherwise the simplex runs.
+  const bool ids_ok = supply.size == static_cast<std::size_t>(n_nodes) &&
+                      head.size == tail.size && cost.size == tail.size &&
+                      capacity.size == tail.size;
   bool unit_costs = true;
-  for (std::size_t a = 0; a < cost.size && unit_costs; ++a) unit_costs = cost[a] <= 1;
-  if (unit_costs) return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
+  bool zero_from_supply = false;
+  bool zero_into_demand = false;
+  for (std::size_t a = 0; a < cost.size; ++a) {
+    unit_costs = unit_costs && cost[a] <= 1;
+    if (cost[a] != 0 || !ids_ok || a >= tail.size || capacity[a] <= 0) continue;
+    const std::int32_t u = tail[a];
+    const std::int32_t v = head[a];
+    if (u < 0 || u >= n_nodes || v < 0 || v >= n_nodes || u == v) continue;  // validated later
+    zero_from_supply = zero_from_supply || supply[static_cast<std::size_t>(u)] > 0;
+    zero_into_demand = zero_into_demand || supply[static_cast<std::size_t>(v)] < 0;
+  }
+  if (unit_costs) {
+    MinCostFlowResult r;
+    if (detail::min_cost_flow_within(n_nodes, tail, head, capacity, cost, supply, kAutoPhases,
+                                     r)) {
+      return r;
+    }
+  } else if (zero_from_supply && zero_into_demand) {
+    MinCostFlowResult r;
+    if (detail::zero_cost_flow(n_nodes, tail, head, capacity, cost, supply, r)) return r;
+  }
   MinCostFlowResult r = network_simplex(n_nodes, tail, head, capacity, cost, supply);
   if (r.status == MinCostFlowStatus::kOverflow) {
     return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);

@@ -6,6 +6,12 @@ Matching: :func:`spare_fast.graph.hopcroft_karp` against scipy's
 ``maximum_bipartite_matching``. Every answer (status and cost; matching size) is checked
 against every peer; a disagreement is reported and makes the command exit with status 1.
 
+Families (see :mod:`spare_fast.testing.graph_families`): numpy rewrites of NETGEN-8,
+NETGEN-SR, NETGEN-LO-8, GRIDGEN, GOTO and a road grid; the staircase (k disjoint paths of
+lengths 1..k, unit costs); and the public generators themselves through PyPI ``pynetgen``
+(``gridgen-pn``, ``netgen-sr-pn``, ``netgen-lo-pn``; generation time is not measured). A
+family's larger sizes are skipped once its fastest peer took over a minute per solve.
+
 Times are process CPU seconds (``time.process_time``; every solver here is single-threaded),
 median over the repeats, taken round-robin across the solvers, and include for every solver
 the Python call and the conversion of the same numpy arrays into the solver's graph. CPU time
@@ -31,7 +37,18 @@ import numpy as np
 
 from spare_fast.testing.graph_families import FAMILIES, FlowInstance, generate
 
-MCF_FAMILIES = ("netgen-8", "netgen-sr", "netgen-lo-8", "gridgen", "goto", "road")
+MCF_FAMILIES = (
+    "netgen-8",
+    "netgen-sr",
+    "netgen-lo-8",
+    "gridgen",
+    "goto",
+    "road",
+    "staircase",
+    "gridgen-pn",
+    "netgen-sr-pn",
+    "netgen-lo-pn",
+)
 MATCHING_FAMILIES = (
     "match-random-d2",
     "match-random-d3",
@@ -39,8 +56,14 @@ MATCHING_FAMILIES = (
     "match-chains",
     "match-unbalanced",
 )
-# NETGEN-SR has sqrt(n) arcs per node: n = 2^16 would be 16.8M arcs.
-MAX_NODES = {"netgen-sr": 2**14}
+# NETGEN-SR has sqrt(n) arcs per node: n = 2^16 would be 16.8M arcs. The public generator
+# (pynetgen, pure Python) takes about two minutes for NETGEN-SR at 2^14 nodes and grows
+# faster than linearly, so its NETGEN families stop earlier.
+MAX_NODES = {"netgen-sr": 2**14, "netgen-sr-pn": 2**13, "netgen-lo-pn": 2**16}
+# Larger sizes of a family are skipped once its fastest peer took longer than this per solve.
+PEER_SECONDS_LIMIT = 60.0
+# Families that need pynetgen (the public NETGEN and GRIDGEN generators).
+PYNETGEN_FAMILIES = ("gridgen-pn", "netgen-sr-pn", "netgen-lo-pn")
 NETWORKX_MAX_NODES = 2**10
 
 
@@ -225,8 +248,9 @@ def measure(
     have = _peers_available()
     rows: list[dict[str, Any]] = []
     for family in families:
+        peer_too_slow = False
         for n in sizes:
-            if n > MAX_NODES.get(family, n):
+            if n > MAX_NODES.get(family, n) or peer_too_slow:
                 continue
             if family in MATCHING_FAMILIES:
                 inst: Any = matching_instance(family, n, seed)
@@ -246,6 +270,8 @@ def measure(
                 if networkx and have["networkx"] and n <= NETWORKX_MAX_NODES:
                     solvers.append(("networkx", _networkx))
             results = _time_interleaved(solvers, inst, repeats)
+            peer_times = [secs for name, (secs, _) in results.items() if name != "spare_fast"]
+            peer_too_slow = bool(peer_times) and min(peer_times) > PEER_SECONDS_LIMIT
             ours_s, ours_answer = results["spare_fast"]
             for name, (secs, answer) in results.items():
                 rows.append(
@@ -363,8 +389,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--sizes", args.sizes, "is not a list of node counts") from None
     if not sizes or min(sizes) < 16 or max(sizes) > 2**22:
         raise UsageError("--sizes", args.sizes, f"must be node counts in [16, {2**22}]")
-    for module in ("pylmcf", "ortools", "scipy", "matplotlib") + (
-        () if args.no_networkx else ("networkx",)
+    needs_pynetgen = ("pynetgen",) if set(families) & set(PYNETGEN_FAMILIES) else ()
+    for module in (
+        ("pylmcf", "ortools", "scipy", "matplotlib")
+        + needs_pynetgen
+        + (() if args.no_networkx else ("networkx",))
     ):
         require(module, "spare-fast bench graph")
     out = Path(args.out)

@@ -17,6 +17,11 @@ always feasible. They follow the published generators in shape, not bit for bit:
 
 Grids get an uncapacitated snake through every node, both ways, so they stay feasible.
 
+Besides these rewrites: ``staircase`` (k disjoint paths of lengths 1..k, unit costs: the case
+where successive shortest paths needs k phases), and ``gridgen-pn``, ``netgen-sr-pn`` and
+``netgen-lo-pn``, made by the public generators themselves (PyPI ``pynetgen``, a Python port of
+NETGEN and of a grid generator; pure Python, so they take seconds to minutes to generate).
+
 References: D. Klingman, A. Napier and J. Stutz, "NETGEN: a program for generating large scale
 capacitated assignment, transportation, and minimum cost flow network problems", Management
 Science 20(5), 814-821, 1974, doi:10.1287/mnsc.20.5.814; Z. Kiraly and P. Kovacs, "Efficient
@@ -31,7 +36,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FAMILIES", "FlowInstance", "generate", "goto", "gridgen", "netgen", "road"]
+__all__ = [
+    "FAMILIES",
+    "FlowInstance",
+    "generate",
+    "goto",
+    "gridgen",
+    "netgen",
+    "road",
+    "staircase",
+]
 
 
 @dataclass(frozen=True)
@@ -256,6 +270,68 @@ def road(n: int, *, seed: int = 0, max_capacity: int = 1_000):
     return _finish("road", n, tail, head, capacity, cost, supply, rng)
 
 
+def staircase(n: int, *, seed: int = 0) -> FlowInstance:
+    """k disjoint source-sink paths of lengths 1, 2, .., k (about ``n`` nodes), unit costs.
+
+    Every path carries one unit (capacity 1, supply k), so a minimum-cost flow uses them all;
+    a successive-shortest-path method needs one phase per path length, k in all.
+    """
+    del seed  # deterministic
+    k = max(1, int((math.isqrt(8 * max(n - 2, 0) + 1) + 1) // 2))  # 2 + k (k - 1) / 2 ~ n
+    lengths = np.arange(1, k + 1)
+    n_nodes = 2 + int((lengths - 1).sum())
+    # Path L: 0 -> its L - 1 inner nodes (consecutive ids) -> 1.
+    first_inner = 2 + np.concatenate(([0], np.cumsum(lengths - 1)[:-1]))
+    path = np.repeat(np.arange(k), lengths)
+    step = np.arange(path.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    last = step == lengths[path] - 1
+    tail = np.where(step == 0, 0, first_inner[path] + step - 1)
+    head = np.where(last, 1, first_inner[path] + step)
+    supply = np.zeros(n_nodes, dtype=np.int64)
+    supply[0], supply[1] = k, -k
+    ones = np.ones(tail.size, dtype=np.int64)
+    return _finish("staircase", n_nodes, tail, head, ones, ones, supply, np.random.default_rng())
+
+
+def _pynetgen(family: str, n: int, seed: int) -> FlowInstance:
+    """An instance of the public NETGEN / GRIDGEN generator (PyPI ``pynetgen``), read back
+    from its DIMACS file. Parameters after Kiraly and Kovacs (2012): costs 1..10,000,
+    capacities 1..1,000 (1..10 for NETGEN-LO), sqrt(n) sources and sinks sharing
+    1,000 sqrt(n) units of supply; GRIDGEN is a square grid with arcs to the North, East,
+    South, Northeast and Southeast, a master source and a master sink. As generated: pynetgen
+    1.0.0 hangs the master source on the first row (its documentation says the first column),
+    so on a square grid the row's last node touches both masters and carries the flow."""
+    import os
+    import tempfile
+
+    import pynetgen
+
+    from spare_fast._dimacs import read_dimacs
+
+    k = max(1, round(math.sqrt(n)))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "net.min")
+        common = {"seed": seed + 1, "mincost": 1, "maxcost": 10_000, "fname": path}
+        if family == "gridgen-pn":
+            pynetgen.grid_generate(
+                rows=k, columns=k, supply=1_000 * k, mincap=1, maxcap=1_000, **common
+            )
+        else:
+            pynetgen.netgen_generate(
+                nodes=n,
+                sources=k,
+                sinks=k,
+                density=n * (k if family == "netgen-sr-pn" else 8),
+                supply=1_000 * k,
+                mincap=1,
+                maxcap=10 if family == "netgen-lo-pn" else 1_000,
+                **common,
+            )
+        p = read_dimacs(path)
+    n_nodes, tail, head, capacity, cost, supply = p.min_cost_flow_arrays()
+    return _finish(family, n_nodes, tail, head, capacity, cost, supply, np.random.default_rng())
+
+
 FAMILIES = {
     "netgen-8": lambda n, seed: netgen(n, 8, seed=seed),
     "netgen-sr": lambda n, seed: netgen(n, math.sqrt(n), seed=seed, family="netgen-sr"),
@@ -263,6 +339,11 @@ FAMILIES = {
     "gridgen": lambda n, seed: gridgen(n, seed=seed),
     "goto": lambda n, seed: goto(n, seed=seed),
     "road": lambda n, seed: road(n, seed=seed),
+    "staircase": lambda n, seed: staircase(n, seed=seed),
+    # The public generators themselves (PyPI pynetgen, needed only for these).
+    "gridgen-pn": lambda n, seed: _pynetgen("gridgen-pn", n, seed),
+    "netgen-sr-pn": lambda n, seed: _pynetgen("netgen-sr-pn", n, seed),
+    "netgen-lo-pn": lambda n, seed: _pynetgen("netgen-lo-pn", n, seed),
 }
 
 

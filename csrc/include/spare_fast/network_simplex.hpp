@@ -80,8 +80,10 @@ namespace spare_fast {
 
 // Which algorithm min_cost_flow runs (values shared with spare_fast.graph's method names).
 enum class MinCostFlowMethod : std::int32_t {
-  kAuto = 0,                     // network simplex, except on networks whose costs are all
-                                 // 0 or 1 (assignment-shaped, SPARe's moves): primal-dual
+  kAuto = 0,                     // network simplex, except where the primal-dual method
+                                 // finishes within a few phases: 0/1 costs with short paths
+                                 // (assignment-shaped, SPARe's moves), or cost-0 arcs that
+                                 // carry every unit (see min_cost_flow's dispatcher)
   kSuccessiveShortestPaths = 1,  // primal-dual successive shortest paths (graph.hpp)
   kNetworkSimplex = 2,           // primal network simplex with block search (this header)
 };
@@ -99,6 +101,22 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                                 MinCostFlowMethod method);
 
 namespace detail {
+// The primal-dual method of min_cost_flow (graph.hpp) with at most max_phases Dijkstra phases
+// after its warm start. Returns false, result unspecified, when the network needs more; else
+// true with result as min_cost_flow would return it.
+bool min_cost_flow_within(std::int64_t n_nodes, Span<std::int32_t> tail,
+                          Span<std::int32_t> head, Span<std::int64_t> capacity,
+                          Span<std::int64_t> cost, Span<std::int64_t> supply,
+                          std::int64_t max_phases, MinCostFlowResult& result);
+
+// A flow of cost 0 over the cost-0 arcs alone (a maximum flow). Returns true with result set
+// when it meets every supply (then optimal: costs are nonnegative), or when the opening checks
+// end the solve (kUnbalanced, kOverflow); false, result unspecified, otherwise. Throws on
+// invalid input like min_cost_flow.
+bool zero_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail, Span<std::int32_t> head,
+                    Span<std::int64_t> capacity, Span<std::int64_t> cost,
+                    Span<std::int64_t> supply, MinCostFlowResult& result);
+
 // The input checks of min_cost_flow (throws, naming the culprit); shared by both methods.
 void validate_min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
                             Span<std::int32_t> head, Span<std::int64_t> capacity,

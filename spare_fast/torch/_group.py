@@ -36,8 +36,8 @@ from spare_fast.torch._compute import ComputeFn, TypeSums
 from spare_fast.torch._decisions import Decider, format_step
 from spare_fast.torch._errors import WipeOutError
 from spare_fast.torch._healer import Healer
-from spare_fast.torch._membership import Membership
 from spare_fast.torch._observer import Observer, Observers
+from spare_fast.torch._ranks import GroupMembership, Ranks
 from spare_fast.torch._recovery import Recovery
 from spare_fast.torch._rollback import StepState
 from spare_fast.torch._settings import env, resolve
@@ -182,10 +182,14 @@ class SpareGroup:
         self.params = list(model.parameters())
         self.reduce_layout = ReduceLayout(self.params, list(model.buffers()), self.params[0].dtype)
         itemsize = torch.empty(0, dtype=self.reduce_layout.dtype).element_size()
+        self.ranks = Ranks(me)
+        self.verbose = self.verbose and self.ranks.rank == 0
+        self.ranks.refuse_checkpoints(checkpoint_dir)
         self.decider = Decider(layout, me)
         held = frozenset(int(t) for t in layout.stacks[me])
         self.sums = TypeSums(model, self.reduce_layout, me, held, self.seed)
-        self.membership = Membership(
+        self.membership = GroupMembership(
+            self.ranks,
             me,
             layout.n_groups,
             lighthouse,
@@ -200,6 +204,7 @@ class SpareGroup:
             as_timedelta(collective_timeout, "collective_timeout"),
             bind or env("SPARE_FAST_BIND"),
             int(bucket_numel or max(DEFAULT_BUCKET_BYTES // itemsize, 1)),
+            self.ranks.suffix,
         )
         self.healer = Healer(self.collectives)
         self.recovery = Recovery(self)
@@ -367,7 +372,8 @@ class SpareGroup:
                 # How many times a replacement said it waits: the same number reaches every
                 # member through the sum, so all admit it after the same step.
                 reduced[lay.join] = float(self.membership.join_count())
-            if self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i)):
+            ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
+            if self.ranks.agree(ok):  # a failure on any rank of the group: all recover
                 break
             self.collectives.drop()
             self.recovery.recover_until_built(compute)

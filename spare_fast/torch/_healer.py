@@ -4,6 +4,10 @@ The state is the model's, the optimizer's and the scheduler's ``state_dict``, th
 the controller's call history since the epoch began (a replacement replays it on a fresh
 controller, so its controller is the survivors') and the join count already seen. The lowest
 member that has the state broadcasts it, size first, to every member in one round.
+
+In a group of K ranks, rank ``i`` of the source sends its own shards to rank ``i`` of each
+member that needs the state (over rank ``i``'s process group): a ``DTensor`` travels as its
+local shard and is wrapped again like the receiver's own parameter.
 """
 
 from __future__ import annotations
@@ -14,10 +18,38 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.distributed.tensor import DTensor
 
 from spare_fast.torch._collective import Collectives
 
 __all__ = ["HealState", "Healer"]
+
+#: Key of the dict a DTensor's local shard travels in.
+SHARD = "__local_shard__"
+
+
+def _pack(obj: Any) -> Any:
+    """``obj`` with every DTensor replaced by ``{SHARD: local shard}``."""
+    if isinstance(obj, DTensor):
+        return {SHARD: obj.to_local().detach()}
+    if isinstance(obj, dict):
+        return {k: _pack(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_pack(v) for v in obj)
+    return obj
+
+
+def _unpack(value: Any, like: Any) -> Any:
+    """A received shard wrapped as a DTensor like ``like``; anything else as it came."""
+    if isinstance(value, dict) and set(value) == {SHARD}:
+        shard = value[SHARD]
+        if not isinstance(like, DTensor):
+            raise ValueError(f"a sharded tensor was sent for a plain one ({type(like).__name__})")
+        return DTensor.from_local(
+            shard.to(like.device), like.device_mesh, like.placements, run_check=False,
+            shape=like.shape, stride=like.stride(),
+        )  # fmt: skip
+    return value
 
 
 @dataclass
@@ -32,13 +64,13 @@ class HealState:
     join_seen: int
 
     def pack(self) -> bytes:
-        """The state as bytes (``torch.save`` of plain containers)."""
+        """The state as bytes (``torch.save`` of plain containers; local shards of DTensors)."""
         buf = io.BytesIO()
         torch.save(
             {
                 "step": self.step,
-                "model": self.model,
-                "optimizer": self.optimizer,
+                "model": _pack(self.model),
+                "optimizer": _pack(self.optimizer),
                 "scheduler": self.scheduler,
                 "history": self.history,
                 "join_seen": self.join_seen,
@@ -50,7 +82,7 @@ class HealState:
     @classmethod
     def unpack(cls, data: bytes) -> HealState:
         """The inverse of :meth:`pack` (``weights_only`` loading)."""
-        blob = torch.load(io.BytesIO(data), weights_only=True)
+        blob = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
         return cls(
             step=int(blob["step"]),
             model=blob["model"],
@@ -59,6 +91,19 @@ class HealState:
             history=[(str(k), [int(g) for g in gs]) for k, gs in blob["history"]],
             join_seen=int(blob["join_seen"]),
         )
+
+    def load_into(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
+        """Load the received model, optimizer and scheduler state (shards wrapped again)."""
+        own = model.state_dict()
+        model.load_state_dict({k: _unpack(v, own.get(k)) for k, v in self.model.items()})
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        state = {
+            i: {k: _unpack(v, params[int(i)]) for k, v in st.items()}
+            for i, st in self.optimizer["state"].items()
+        }
+        optimizer.load_state_dict({**self.optimizer, "state": state})
+        if scheduler is not None:
+            scheduler.load_state_dict(self.scheduler)
 
 
 class Healer:

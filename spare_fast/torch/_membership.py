@@ -41,6 +41,17 @@ def data_of(member: Any) -> dict[str, Any]:
     return dict(json.loads(data) if isinstance(data, str) else data)
 
 
+def check_ranks(data: list[dict[str, Any]]) -> None:
+    """ValueError naming the groups whose ranks per group (K) differ from the others'."""
+    ranks = {int(d["group"]): int(d.get("ranks", 1)) for d in data}
+    values = sorted(ranks.values())
+    if values[0] == values[-1]:
+        return
+    common = max(set(values), key=values.count)
+    odd = ", ".join(f"group {g} runs K = {k}" for g, k in sorted(ranks.items()) if k != common)
+    raise ValueError(f"{odd} ranks, the other groups K = {common}: every group needs the same K")
+
+
 class Membership:
     """This process's view of its run's membership and its link to the lighthouse.
 
@@ -85,6 +96,8 @@ class Membership:
         self.replicas: dict[int, str] = {}
         self.prefix = ""
         self.replica_id = f"g{group}:{os.getpid()}"
+        #: Ranks per group (K): sent with each quorum request, the same in every group.
+        self.n_ranks = 1
         self.store: Any = None
         self.lighthouse: Any = None
         self._stop = threading.Event()
@@ -136,6 +149,7 @@ class Membership:
             "committed": committed if has_state else -1,
             "state": has_state,
             "pid": os.getpid(),
+            "ranks": self.n_ranks,
         }
 
     def quorum(self, shrink_only: bool) -> Any:
@@ -174,7 +188,7 @@ class Membership:
             d = data_of(m)
             d["replica_id"] = str(m.replica_id)
             g = int(d["group"])
-            if int(d["epoch"]) != self.epoch:
+            if int(d["epoch"]) != self.epoch or int(d.get("ranks", 1)) != self.n_ranks:
                 continue
             if g in self.members:
                 if self.replicas.get(g) == d["replica_id"]:
@@ -254,6 +268,8 @@ class Membership:
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
+        check_ranks(data)
+        self.store.set(f"e{self.epoch}/ranks", str(self.n_ranks))
         ids = sorted(str(m.replica_id) for m in quorum.participants)
         self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
         valid = {}
@@ -269,6 +285,12 @@ class Membership:
         Takes the admitting view (members, replicas, prefix); returns the members that need
         the state.
         """
+        key = f"e{self.epoch}/ranks"
+        if self.store.check([key]) and int(self.store.get(key)) != self.n_ranks:
+            raise ValueError(
+                f"group {self.me} runs K = {self.n_ranks} ranks, the run's groups run "
+                f"K = {int(self.store.get(key))}: every group needs the same K"
+            )
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             view = self.view()

@@ -30,6 +30,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -156,12 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="final weights ({group}, {rank} filled in)")
     parser.add_argument("--reference", action="store_true", help="the failure-free run, here")
     parser.add_argument("--quiet", action="store_true", help="no line per step")
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds of extra work per step")
     args = parser.parse_args(argv)
 
     from spare_fast.layout import Layout
     from spare_fast.torch import ShardSampler, SpareGroup, type_seed
 
     torch.set_num_threads(1)
+    # FSDP2 warns that the root returns a view (the head's output); nothing edits it in place.
+    warnings.filterwarnings("ignore", message="FSDP2-wrapped module")
     args.k, rank = 1, 0
     if not args.reference and "WORLD_SIZE" in os.environ:
         dist.init_process_group("gloo")  # the group's own K ranks (torchrun's environment)
@@ -225,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         group.reduce(compute)
         optim.step()
         sched.step()  # type: ignore[attr-defined]
+        if args.pause:
+            time.sleep(args.pause)
         group.step_end()
     group.close()
     out = args.out.format(group=group.group, rank=rank)

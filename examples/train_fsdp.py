@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", action="store_true", help="the failure-free run, here")
     parser.add_argument("--quiet", action="store_true", help="no line per step")
     parser.add_argument("--pause", type=float, default=0.0, help="seconds of extra work per step")
+    parser.add_argument(
+        "--hold", metavar="FILE", help="before each commit, wait while FILE exists (demos)"
+    )
     args = parser.parse_args(argv)
 
     from spare_fast.layout import Layout
@@ -232,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         sched.step()  # type: ignore[attr-defined]
         if args.pause:
             time.sleep(args.pause)
+        while args.hold and os.path.exists(args.hold):
+            time.sleep(0.05)
         group.step_end()
     group.close()
     out = args.out.format(group=group.group, rank=rank)

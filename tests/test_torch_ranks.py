@@ -37,6 +37,8 @@ class GroupRuns:
         self.folder = folder
         self.steps = steps
         self.pause = pause
+        #: While this file exists every rank waits before its next commit.
+        self.hold = folder / "hold"
         self.service = serve("127.0.0.2", heartbeat_timeout_ms=1000)
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.logs: list[Any] = []
@@ -55,7 +57,7 @@ class GroupRuns:
         cmd = [
             sys.executable, "-m", "torch.distributed.run", "--standalone",
             "--nproc-per-node", str(k), "--monitor-interval", "0.1", str(EXAMPLE),
-            "--steps", str(self.steps), "--pause", str(self.pause), "--quiet",
+            "--steps", str(self.steps), "--pause", str(self.pause), "--hold", str(self.hold),
             "--out", str(self.folder / "final-g{group}-r{rank}.pt"), *extra,
         ]  # fmt: skip
         log = open(self.folder / f"{name}.log", "wb")  # noqa: SIM115 - closed by close()
@@ -71,9 +73,12 @@ class GroupRuns:
     def wait_for(self, name: str, pattern: str, timeout: float = START_S) -> re.Match[str]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            ended = self.procs[name].poll() is not None
             found = re.search(pattern, self.log(name))
             if found:
                 return found
+            if ended:
+                break
             time.sleep(0.2)
         raise AssertionError(f"{name}: no {pattern!r} within {timeout} s:\n{self.log(name)}")
 
@@ -139,8 +144,7 @@ def test_rank_death_ends_group_and_survivors_mask_it(tmp_path: Path, reference: 
             run.start(g, 2)
         sibling = run.pid("g2", 2, 0)
         victim = run.pid("g2", 2, 1)
-        run.wait_for("g0", r"group 0 rank 0/2: pid")
-        time.sleep(3.0)  # a few steps in
+        run.wait_for("g0", r"step   2 ", RUN_S)  # a few steps in
         os.kill(victim, signal.SIGKILL)
         assert run.wait("g2") != 0  # torchrun ends the group ...
         assert not alive(sibling)  # ... its sibling rank included
@@ -149,20 +153,26 @@ def test_rank_death_ends_group_and_survivors_mask_it(tmp_path: Path, reference: 
     assert sorted(got) == [f"final-g{g}-r{r}.pt" for g in (0, 1) for r in (0, 1)]
     for name, weights in got.items():
         assert max_rel_diff(weights, reference(steps)) < 1e-10, name
-    assert re.search(r"done, 12 steps, depth 2", run.log("g0")), run.log("g0")
+    assert re.search(r"groups \[2\] died", run.log("g0")), run.log("g0")
+    assert "group 0 rank 1/2: done, 12 steps, depth 2" in run.log("g0")
 
 
 def test_replacement_group_rejoins_and_heals_by_shard(tmp_path: Path, reference: Any) -> None:
-    steps = 30
-    with GroupRuns(tmp_path, steps, pause=0.5) as run:
+    steps = 10
+    with GroupRuns(tmp_path, steps) as run:
         for g in range(3):
             run.start(g, 2)
         victim = run.pid("g1", 1, 0)
-        run.wait_for("g0", r"group 0 rank 0/2: pid")
-        time.sleep(3.0)
+        run.wait_for("g0", r"step   2 ", RUN_S)
+        run.hold.touch()  # the survivors wait at a step boundary until the replacement waits
         os.kill(victim, signal.SIGKILL)
         assert run.wait("g1") != 0
         run.start(1, 2, "g1-new")
+        deadline = time.monotonic() + RUN_S
+        while run.service.store.add("join/count", 0) == 0:  # the replacement announced itself
+            assert time.monotonic() < deadline and run.procs["g1-new"].poll() is None
+            time.sleep(0.2)
+        run.hold.unlink()
         run.wait_for("g1-new", r"group 1 rank 1/2: rejoined at step (\d+)", RUN_S)
         for name in ("g0", "g2", "g1-new"):
             assert run.wait(name) == 0, run.log(name)
@@ -170,7 +180,9 @@ def test_replacement_group_rejoins_and_heals_by_shard(tmp_path: Path, reference:
     assert len(got) == 6
     for name, weights in got.items():
         assert max_rel_diff(weights, reference(steps)) < 1e-10, name
-    assert re.search(r"done, 30 steps, depth 1", run.log("g1-new")), run.log("g1-new")
+    assert re.search(r"groups \[1\] died", run.log("g0")), run.log("g0")
+    assert re.search(r"groups \[1\] rejoined -> depth 1", run.log("g0")), run.log("g0")
+    assert "group 1 rank 0/2: done, 10 steps, depth 1" in run.log("g1-new")
 
 
 def test_groups_of_different_k_are_refused_at_start(tmp_path: Path) -> None:

@@ -195,3 +195,33 @@ def test_groups_of_different_k_are_refused_at_start(tmp_path: Path) -> None:
         line = "group 2 runs K = 1 ranks, the other groups K = 2: every group needs the same K"
         for name in ("g0", "g1", "g2"):
             assert line in run.log(name), run.log(name)
+
+
+def test_check_ranks_names_the_odd_group() -> None:
+    from spare_fast.torch._membership import check_ranks
+
+    check_ranks([{"group": 0, "ranks": 2}, {"group": 1, "ranks": 2}])
+    check_ranks([{"group": 0}, {"group": 1, "ranks": 1}])  # no K sent: K = 1
+    with pytest.raises(ValueError, match=r"^group 1 runs K = 4 ranks, the other groups K = 2"):
+        check_ranks([{"group": 0, "ranks": 2}, {"group": 1, "ranks": 4}, {"group": 2, "ranks": 2}])
+
+
+def test_replacement_of_another_k_is_refused_before_admission() -> None:
+    from datetime import timedelta
+
+    from spare_fast.torch._membership import JOIN_KEY, Membership
+
+    with serve("127.0.0.2") as service:
+        host, port = service.store_addr.rsplit(":", 1)
+        service.store.set("e0/ranks", "2")
+        second = timedelta(seconds=1)
+        member = Membership(
+            1, 3, service.lighthouse_addr, (host, int(port)), second, second, second,
+            progress=lambda: (0, False),
+        )  # fmt: skip
+        member.store = torch.distributed.TCPStore(host, int(port), is_master=False)
+        with pytest.raises(
+            ValueError, match=r"^group 1 runs K = 1 ranks, the run's groups run K = 2"
+        ):
+            member.wait_admission()
+        assert service.store.add(JOIN_KEY, 0) == 0  # it never announced itself

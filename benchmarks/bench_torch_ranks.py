@@ -23,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def worker(out: str) -> None:
     from spare_fast.torch import ShardSampler, SpareGroup
 
     torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", message="FSDP2-wrapped module")
     ex = _example()
     dist.init_process_group("gloo")
     k, rank = dist.get_world_size(), dist.get_rank()

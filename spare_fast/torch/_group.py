@@ -368,12 +368,16 @@ class SpareGroup:
                 )
             cur = self.cur
             reduced = cur.local.clone()
-            if self.membership.lead():
+            if self.membership.lead() and self.ranks.rank == 0:
                 # How many times a replacement said it waits: the same number reaches every
-                # member through the sum, so all admit it after the same step.
+                # member through the sum (and every rank through agree_step), so all admit it
+                # after the same step.
                 reduced[lay.join] = float(self.membership.join_count())
             ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
-            if self.ranks.agree(ok):  # a failure on any rank of the group: all recover
+            # A failure on any rank of the group sends all its ranks into recovery.
+            ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
+            if ok:
+                reduced[lay.join] = float(waiting)
                 break
             self.collectives.drop()
             self.recovery.recover_until_built(compute)

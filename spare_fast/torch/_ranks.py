@@ -105,6 +105,18 @@ class Ranks:
             raise self._lost(err) from err
         return bool(flag.item())
 
+    def agree_step(self, ok: bool, waiting: int) -> tuple[bool, int]:
+        """After a step's all-reduce: whether it succeeded on every rank, and the join count
+        (only rank 0's buffer carries it). One small all-reduce inside the group."""
+        if self.size == 1:
+            return ok, waiting
+        both = torch.tensor([1 if ok else 0, -waiting], dtype=torch.int64)
+        try:
+            dist.all_reduce(both, op=dist.ReduceOp.MIN, group=self.pg)
+        except RuntimeError as err:
+            raise self._lost(err) from err
+        return bool(both[0].item()), -int(both[1].item())
+
     def together(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on every rank; if it raised RuntimeError on any rank, raise it on all."""
         try:
@@ -149,8 +161,9 @@ def plain(quorum: Any) -> _Quorum:
 class GroupMembership(Membership):
     """:class:`Membership` whose lighthouse traffic runs on the group's rank 0 only.
 
-    Every decision (the formed quorum, each quorum, an admission, the join count) is taken
-    once by rank 0 and broadcast to the group's ranks; every rank then acts on the same one.
+    Every decision (the formed quorum, each quorum, an admission) is taken once by rank 0 and
+    broadcast to the group's ranks; every rank then acts on the same one. The join count is
+    read by rank 0 alone and reaches its siblings through :meth:`Ranks.agree_step`.
     """
 
     def __init__(
@@ -221,9 +234,6 @@ class GroupMembership(Membership):
 
     def formed(self) -> bool:
         return self._shared(super().formed)
-
-    def join_count(self) -> int:
-        return self._shared(super().join_count)
 
     def finish(self, committed: int) -> None:
         if self.ranks.rank == 0:

@@ -125,8 +125,13 @@ class ReduceLayout:
         for param in self.params:
             shard = local(param)
             k = shard.numel()
-            value = (reduced[offset : offset + k] / n).reshape(shard.shape).clone()
-            param.grad = _like(value, param, param.grad)
+            value = (reduced[offset : offset + k] / n).reshape(shard.shape)
+            grad = param.grad
+            if isinstance(grad, DTensor) and grad.to_local().shape == shard.shape:
+                with torch.no_grad():
+                    grad.to_local().copy_(value)  # in place: cheaper than a new DTensor
+            else:
+                param.grad = _like(value.clone(), param, grad)
             offset += k
         with torch.no_grad():
             for buf, begin in zip(self.buffers, start, strict=True):

@@ -18,38 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.distributed.tensor import DTensor
 
 from spare_fast.torch._collective import Collectives
+from spare_fast.torch._shards import load_model, load_optimizer, shards
 
 __all__ = ["HealState", "Healer"]
-
-#: Key of the dict a DTensor's local shard travels in.
-SHARD = "__local_shard__"
-
-
-def _pack(obj: Any) -> Any:
-    """``obj`` with every DTensor replaced by ``{SHARD: local shard}``."""
-    if isinstance(obj, DTensor):
-        return {SHARD: obj.to_local().detach()}
-    if isinstance(obj, dict):
-        return {k: _pack(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(_pack(v) for v in obj)
-    return obj
-
-
-def _unpack(value: Any, like: Any) -> Any:
-    """A received shard wrapped as a DTensor like ``like``; anything else as it came."""
-    if isinstance(value, dict) and set(value) == {SHARD}:
-        shard = value[SHARD]
-        if not isinstance(like, DTensor):
-            raise ValueError(f"a sharded tensor was sent for a plain one ({type(like).__name__})")
-        return DTensor.from_local(
-            shard.to(like.device), like.device_mesh, like.placements, run_check=False,
-            shape=like.shape, stride=like.stride(),
-        )  # fmt: skip
-    return value
 
 
 @dataclass
@@ -69,8 +42,8 @@ class HealState:
         torch.save(
             {
                 "step": self.step,
-                "model": _pack(self.model),
-                "optimizer": _pack(self.optimizer),
+                "model": shards(self.model),
+                "optimizer": shards(self.optimizer),
                 "scheduler": self.scheduler,
                 "history": self.history,
                 "join_seen": self.join_seen,
@@ -94,14 +67,8 @@ class HealState:
 
     def load_into(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
         """Load the received model, optimizer and scheduler state (shards wrapped again)."""
-        own = model.state_dict()
-        model.load_state_dict({k: _unpack(v, own.get(k)) for k, v in self.model.items()})
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        state = {
-            i: {k: _unpack(v, params[int(i)]) for k, v in st.items()}
-            for i, st in self.optimizer["state"].items()
-        }
-        optimizer.load_state_dict({**self.optimizer, "state": state})
+        load_model(model, self.model)
+        load_optimizer(optimizer, self.optimizer)
         if scheduler is not None:
             scheduler.load_state_dict(self.scheduler)
 

@@ -5,15 +5,37 @@ summed changes of every module buffer, the summed loss, and the join slot (how m
 waiting replacement announced itself; only the lowest member writes it, so every member reads
 the same count after the sum). :class:`ReduceLayout` names those fields; nothing else indexes
 the tensor.
+
+A parameter or buffer sharded inside a group of K ranks (a ``DTensor`` of FSDP2 or tensor
+parallelism) takes its local shard's place: rank ``i`` of every group reduces the shards of
+rank ``i``. The buffer lives on the parameters' device.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
+from torch.distributed.tensor import DTensor
 
-__all__ = ["ReduceLayout"]
+__all__ = ["ReduceLayout", "local"]
+
+
+def local(x: torch.Tensor) -> torch.Tensor:
+    """The local shard of a ``DTensor`` (detached), else ``x`` itself."""
+    return x.to_local().detach() if isinstance(x, DTensor) else x
+
+
+def _like(value: torch.Tensor, param: torch.Tensor, grad: Any) -> torch.Tensor:
+    """``value`` (a local shard) as a gradient of ``param`` (a DTensor like its gradient)."""
+    if not isinstance(param, DTensor):
+        return value
+    spec = grad if isinstance(grad, DTensor) else param
+    return DTensor.from_local(
+        value, spec.device_mesh, spec.placements, run_check=False, shape=spec.shape,
+        stride=spec.stride(),
+    )  # fmt: skip
 
 
 class ReduceLayout:
@@ -42,8 +64,9 @@ class ReduceLayout:
         self.params = list(params)
         self.buffers = list(buffers)
         self.dtype = dtype
-        self.n_params = sum(p.numel() for p in self.params)
-        self.n_buffers = sum(b.numel() for b in self.buffers)
+        self.device = self.params[0].device if self.params else torch.device("cpu")
+        self.n_params = sum(local(p).numel() for p in self.params)
+        self.n_buffers = sum(local(b).numel() for b in self.buffers)
         #: The gradient sums, parameter after parameter.
         self.grads = slice(0, self.n_params)
         #: The summed changes of the module buffers, buffer after buffer.
@@ -57,13 +80,15 @@ class ReduceLayout:
 
     def zeros(self) -> torch.Tensor:
         """An empty (all-zero) buffer."""
-        return torch.zeros(self.numel, dtype=self.dtype)
+        return torch.zeros(self.numel, dtype=self.dtype, device=self.device)
 
     def flat_grads(self) -> torch.Tensor:
         """The parameters' current gradients, flattened (zeros where a gradient is None)."""
         return torch.cat(
             [
-                torch.zeros_like(p).reshape(-1) if p.grad is None else p.grad.reshape(-1)
+                torch.zeros_like(local(p)).reshape(-1)
+                if p.grad is None
+                else local(p.grad).reshape(-1)
                 for p in self.params
             ]
         )
@@ -74,7 +99,7 @@ class ReduceLayout:
         if not self.buffers:
             return None
         src = self.buffers if values is None else values
-        return torch.cat([x.detach().reshape(-1).to(self.dtype) for x in src])
+        return torch.cat([local(x).detach().reshape(-1).to(self.dtype) for x in src])
 
     def add_type(
         self,
@@ -91,23 +116,32 @@ class ReduceLayout:
             total[self.buffer_deltas] += torch.where(
                 now == start, torch.zeros_like(now), now - start
             )
-        total[self.loss] += loss.detach()
+        total[self.loss] += local(loss).detach()
 
     def apply(self, reduced: torch.Tensor, start: Sequence[torch.Tensor], n: int) -> None:
         """Set every ``grad`` to its ``sum / n`` and every buffer to ``start + sum / n``
         (rounded for integer buffers)."""
         offset = 0
         for param in self.params:
-            k = param.numel()
-            param.grad = (reduced[offset : offset + k] / n).reshape(param.shape).clone()
+            shard = local(param)
+            k = shard.numel()
+            value = (reduced[offset : offset + k] / n).reshape(shard.shape)
+            grad = param.grad
+            if isinstance(grad, DTensor) and grad.to_local().shape == shard.shape:
+                with torch.no_grad():
+                    grad.to_local().copy_(value)  # in place: cheaper than a new DTensor
+            else:
+                param.grad = _like(value.clone(), param, grad)
             offset += k
         with torch.no_grad():
             for buf, begin in zip(self.buffers, start, strict=True):
-                k = buf.numel()
-                value = begin.to(self.dtype) + (reduced[offset : offset + k] / n).reshape(buf.shape)
+                shard = local(buf)
+                k = shard.numel()
+                delta = (reduced[offset : offset + k] / n).reshape(shard.shape)
+                value = local(begin).to(self.dtype) + delta
                 if not buf.is_floating_point():
                     value = value.round()
-                buf.copy_(value.to(buf.dtype))
+                shard.copy_(value.to(buf.dtype))
                 offset += k
 
     def mean_loss(self, reduced: torch.Tensor, n: int) -> float:

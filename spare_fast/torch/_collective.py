@@ -31,6 +31,9 @@ class Collectives:
         Local address gloo binds to (ignored by a factory).
     bucket_numel : int
         The all-reduce runs in buckets of this many numbers, one after the other.
+    suffix : str, optional
+        Added to each membership's prefix: ``/r{i}`` for rank ``i`` of a group of K > 1
+        ranks (rank ``i`` of every group reduces with the other groups' rank ``i``).
     """
 
     def __init__(
@@ -39,11 +42,13 @@ class Collectives:
         timeout: timedelta,
         bind: str | None,
         bucket_numel: int,
+        suffix: str = "",
     ) -> None:
         self.backend = backend
         self.timeout = timeout
         self.bind = bind
         self.bucket_numel = bucket_numel
+        self.suffix = suffix
         self.pg: Any = None
         self._device: Any = None
 
@@ -58,7 +63,7 @@ class Collectives:
     def build(self, store: Any, prefix: str, rank: int, size: int) -> None:
         """A new process group of ``size`` ranks (this one ``rank``) under ``prefix``."""
         self.pg = None
-        scoped = dist.PrefixStore(prefix + "/pg/", store)
+        scoped = dist.PrefixStore(prefix + self.suffix + "/pg/", store)
         if callable(self.backend):
             self.pg = self.backend(scoped, rank, size, self.timeout)
             return

@@ -1,4 +1,5 @@
-"""SpareGroup: SPARe inside the user's own training loop (one process = one SPARe group).
+"""SpareGroup: SPARe inside the user's own training loop (one process = one SPARe group, or
+one torchrun of K ranks running FSDP2 or tensor parallelism inside: docs/executor-many-ranks.md).
 
 Each step the user calls :meth:`SpareGroup.reduce` (compute this group's types, all-reduce,
 mask any failure inside the step, set ``grad = (1/N) * sum``), steps the optimizer and the
@@ -38,8 +39,8 @@ from spare_fast.torch._decisions import Decider, format_step
 from spare_fast.torch._errors import WipeOutError
 from spare_fast.torch._healer import Healer
 from spare_fast.torch._ledger import Ledger
-from spare_fast.torch._membership import Membership
 from spare_fast.torch._observer import Observer, Observers
+from spare_fast.torch._ranks import GroupMembership, Ranks
 from spare_fast.torch._recovery import Recovery
 from spare_fast.torch._rollback import StepState
 from spare_fast.torch._settings import env, resolve
@@ -200,10 +201,14 @@ class SpareGroup:
         self.params = list(model.parameters())
         self.reduce_layout = ReduceLayout(self.params, list(model.buffers()), self.params[0].dtype)
         itemsize = torch.empty(0, dtype=self.reduce_layout.dtype).element_size()
+        self.ranks = Ranks(me)
+        self.verbose = self.verbose and self.ranks.rank == 0
+        self.ranks.refuse_checkpoints(checkpoint_dir)
         self.decider = Decider(layout, me)
         held = frozenset(int(t) for t in layout.stacks[me])
         self.sums = TypeSums(model, self.reduce_layout, me, held, self.seed)
-        self.membership = Membership(
+        self.membership = GroupMembership(
+            self.ranks,
             me,
             layout.n_groups,
             lighthouse,
@@ -219,6 +224,7 @@ class SpareGroup:
             as_timedelta(collective_timeout, "collective_timeout"),
             bind or env("SPARE_FAST_BIND"),
             int(bucket_numel or max(DEFAULT_BUCKET_BYTES // itemsize, 1)),
+            self.ranks.suffix,
         )
         self.healer = Healer(self.collectives, self.auth)
         self.recovery = Recovery(self)
@@ -384,11 +390,16 @@ class SpareGroup:
                 )
             cur = self.cur
             reduced = cur.local.clone()
-            if self.membership.lead():
+            if self.membership.lead() and self.ranks.rank == 0:
                 # How many times a replacement said it waits: the same number reaches every
-                # member through the sum, so all admit it after the same step.
+                # member through the sum (and every rank through agree_step), so all admit it
+                # after the same step.
                 reduced[lay.join] = float(self.membership.join_count())
-            if self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i)):
+            ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
+            # A failure on any rank of the group sends all its ranks into recovery.
+            ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
+            if ok:
+                reduced[lay.join] = float(waiting)
                 break
             self.collectives.drop()
             self.recovery.recover_until_built(compute)

@@ -6,6 +6,10 @@ controller, so its controller is the survivors') and the join count already seen
 member that has the state broadcasts it, size first, to every member in one round. With a run
 key the payload carries its HMAC (:meth:`~spare_fast.torch._auth.RunKey.seal`), checked before
 anything is unpickled.
+
+In a group of K ranks, rank ``i`` of the source sends its own shards to rank ``i`` of each
+member that needs the state (over rank ``i``'s process group): a ``DTensor`` travels as its
+local shard and is wrapped again like the receiver's own parameter.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import torch
 
 from spare_fast.torch._auth import RunKey
 from spare_fast.torch._collective import Collectives
+from spare_fast.torch._shards import load_model, load_optimizer, shards
 
 __all__ = ["HealState", "Healer"]
 
@@ -35,13 +40,13 @@ class HealState:
     join_seen: int
 
     def pack(self) -> bytes:
-        """The state as bytes (``torch.save`` of plain containers)."""
+        """The state as bytes (``torch.save`` of plain containers; local shards of DTensors)."""
         buf = io.BytesIO()
         torch.save(
             {
                 "step": self.step,
-                "model": self.model,
-                "optimizer": self.optimizer,
+                "model": shards(self.model),
+                "optimizer": shards(self.optimizer),
                 "scheduler": self.scheduler,
                 "history": self.history,
                 "join_seen": self.join_seen,
@@ -53,7 +58,7 @@ class HealState:
     @classmethod
     def unpack(cls, data: bytes) -> HealState:
         """The inverse of :meth:`pack` (``weights_only`` loading)."""
-        blob = torch.load(io.BytesIO(data), weights_only=True)
+        blob = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
         return cls(
             step=int(blob["step"]),
             model=blob["model"],
@@ -62,6 +67,13 @@ class HealState:
             history=[(str(k), [int(g) for g in gs]) for k, gs in blob["history"]],
             join_seen=int(blob["join_seen"]),
         )
+
+    def load_into(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
+        """Load the received model, optimizer and scheduler state (shards wrapped again)."""
+        load_model(model, self.model)
+        load_optimizer(optimizer, self.optimizer)
+        if scheduler is not None:
+            scheduler.load_state_dict(self.scheduler)
 
 
 class Healer:

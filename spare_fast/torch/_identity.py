@@ -130,7 +130,9 @@ def ranks_per_group() -> int:
 def of_group(group: Any, full: bool) -> dict[str, Any]:
     """The identity of a :class:`~spare_fast.torch.SpareGroup`'s run; ``full``: with the digest
     of its current state (a group forming the run), else the static fields (a replacement)."""
-    ranks = int(getattr(group, "ranks", 0) or ranks_per_group())
+    # The group's Ranks (its K ranks under torchrun), else WORLD_SIZE.
+    size = getattr(getattr(group, "ranks", None), "size", None)
+    ranks = int(size or ranks_per_group())
     keyed = bool(group.auth.enabled)
     if not full:
         return fingerprint(group.layout, group.seed, group.steps, ranks, keyed)

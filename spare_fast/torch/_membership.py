@@ -49,6 +49,17 @@ log = logging.getLogger("spare_fast.torch")
 JOIN_KEY = "join/count"
 
 
+def check_ranks(data: list[dict[str, Any]]) -> None:
+    """ValueError naming the groups whose ranks per group (K) differ from the others'."""
+    ranks = {int(d["group"]): int(d.get("ranks", 1)) for d in data}
+    values = sorted(ranks.values())
+    if values[0] == values[-1]:
+        return
+    common = max(set(values), key=values.count)
+    odd = ", ".join(f"group {g} runs K = {k}" for g, k in sorted(ranks.items()) if k != common)
+    raise ValueError(f"{odd} ranks, the other groups K = {common}: every group needs the same K")
+
+
 class Membership:
     """This process's view of its run's membership and its link to the lighthouse.
 
@@ -94,6 +105,8 @@ class Membership:
         self.replicas: dict[int, str] = {}
         self.prefix = ""
         self.replica_id = f"g{group}:{os.getpid()}"
+        #: Ranks per group (K): sent with each quorum request, the same in every group.
+        self.n_ranks = 1
         self.store: Any = None
         self.lighthouse: Any = None
         self._stop = threading.Event()
@@ -153,6 +166,7 @@ class Membership:
             "pid": os.getpid(),
             "replica": self.replica_id,
             "identity": self.identity,
+            "ranks": self.n_ranks,
         }
 
     def quorum(self, shrink_only: bool) -> Any:
@@ -189,7 +203,7 @@ class Membership:
         out: dict[int, dict[str, Any]] = {}
         for m in sorted(quorum.participants, key=lambda m: str(m.replica_id)):
             d = self.gate.participant(m, self.store)
-            if d is None or d["epoch"] != self.epoch:
+            if d is None or d["epoch"] != self.epoch or int(d.get("ranks", 1)) != self.n_ranks:
                 continue
             g = d["group"]
             if g in self.members:
@@ -289,9 +303,11 @@ class Membership:
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
+        check_ranks(data)
         valid = {int(d["group"]): d for d in data}
         # Every group got this same quorum: all stop here, before any step, if they differ.
         compare({g: d.get("identity") for g, d in valid.items()})
+        self.write(f"e{self.epoch}/ranks", self.n_ranks)
         self.write(f"e{self.epoch}/formed", sorted(d["replica_id"] for d in data))
         return quorum, valid
 
@@ -301,6 +317,14 @@ class Membership:
         Takes the admitting view (members, replicas, prefix); returns the members that need
         the state.
         """
+        run_ranks = read_json(
+            self.store, f"e{self.epoch}/ranks", lambda v: type(v) is int and v >= 1, self.auth
+        )
+        if run_ranks is not None and run_ranks != self.n_ranks:
+            raise ValueError(
+                f"group {self.me} runs K = {self.n_ranks} ranks, the run's groups run "
+                f"K = {run_ranks}: every group needs the same K"
+            )
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             view = self.view()

@@ -89,7 +89,9 @@ class Recovery:
 
     def build_pg(self) -> None:
         m = self.g.membership
-        self.g.collectives.build(m.store, m.prefix, m.rank(), len(m.members))
+        self.g.ranks.together(
+            lambda: self.g.collectives.build(m.store, m.prefix, m.rank(), len(m.members))
+        )
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> None:
         needs = self.g.membership.adopt(quorum, valid)
@@ -112,15 +114,14 @@ class Recovery:
         if not needs:
             return
         self.g._report(Phase.HEAL)
-        got = self.g.healer.heal(
-            self.g.members, self.g.me, needs, self.heal_state, receive=not self.g.has_state
+        got = self.g.ranks.together(
+            lambda: self.g.healer.heal(
+                self.g.members, self.g.me, needs, self.heal_state, receive=not self.g.has_state
+            )
         )
         if got is None:
             return
-        self.g.model.load_state_dict(got.model)
-        self.g.optimizer.load_state_dict(got.optimizer)
-        if self.g.scheduler is not None:
-            self.g.scheduler.load_state_dict(got.scheduler)
+        got.load_into(self.g.model, self.g.optimizer, self.g.scheduler)
         self.g.decider.replay(got.history)
         self.g.committed = got.step
         self.g.join_seen = got.join_seen

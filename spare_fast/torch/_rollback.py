@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from spare_fast.torch._shards import load_model, load_optimizer, shards
 from spare_fast.torch._types import EventRecord
 
 __all__ = ["Snapshot", "StepState"]
@@ -22,7 +23,8 @@ __all__ = ["Snapshot", "StepState"]
 
 @dataclass
 class Snapshot:
-    """The model, optimizer and scheduler state from before a step's update (deep copies)."""
+    """The model, optimizer and scheduler state from before a step's update (deep copies; a
+    sharded tensor is copied as its local shard)."""
 
     model: dict[str, Any]
     optimizer: dict[str, Any]
@@ -32,15 +34,15 @@ class Snapshot:
     def take(cls, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> Snapshot:
         """Copy the current state of ``model``, ``optimizer`` and ``scheduler`` (or None)."""
         return cls(
-            model=copy.deepcopy(model.state_dict()),
-            optimizer=copy.deepcopy(optimizer.state_dict()),
+            model=copy.deepcopy(shards(model.state_dict())),
+            optimizer=copy.deepcopy(shards(optimizer.state_dict())),
             scheduler=None if scheduler is None else copy.deepcopy(scheduler.state_dict()),
         )
 
     def restore(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
         """Load the copied state back."""
-        model.load_state_dict(self.model)
-        optimizer.load_state_dict(self.optimizer)
+        load_model(model, self.model)
+        load_optimizer(optimizer, self.optimizer)
         if scheduler is not None and self.scheduler is not None:
             scheduler.load_state_dict(self.scheduler)
 

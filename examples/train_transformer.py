@@ -12,7 +12,7 @@ its group and the addresses from the environment:
     SPARE_FAST_STORE    HOST:PORT of the run's TCPStore (served by the lighthouse command)
     SPARE_FAST_BIND     local address the collectives bind to (one per "host")
     SPARE_FAST_RUN_KEY  the run's shared secret (every group the same; optional, see
-                        docs/executor-trust.md)
+                        docs/guide/executor-trust.md)
 
 The exit code says how the process ended (``spare_fast.torch.EXIT_CODES``): 0 done, 3 dropped
 by the others (start a new process for the group), 4 not needed (the run finished first),

@@ -157,13 +157,13 @@ def read_dimacs(path: str | os.PathLike[str]) -> DimacsProblem:
     Notes
     -----
     Memory stays proportional to the file's size, whatever its ``p`` line says. Lines longer
-    than :data:`MAX_LINE_BYTES` are refused without being read whole. The ``p`` line's NODES
-    must be at most :data:`MAX_NODES` and at most half the file's size in bytes (every named
-    node takes a digit and a separator) plus :data:`UNNAMED_NODES` isolated ones; its ARCS at
-    most :data:`MAX_ARCS` and at most the number of shortest arc lines the file could hold.
+    than ``MAX_LINE_BYTES`` are refused without being read whole. The ``p`` line's NODES
+    must be at most ``MAX_NODES`` and at most half the file's size in bytes (every named
+    node takes a digit and a separator) plus ``UNNAMED_NODES`` isolated ones; its ARCS at
+    most ``MAX_ARCS`` and at most the number of shortest arc lines the file could hold.
     Numbers are plain ASCII decimal digits with an optional leading ``-``. Refused as well,
     naming both lines: a second ``n`` line for a node, a second source or sink, a source that
-    is also the sink. Tokens quoted in messages are cut to :data:`QUOTE_CHARS` characters.
+    is also the sink. Tokens quoted in messages are cut to ``QUOTE_CHARS`` characters.
 
     Examples
     --------

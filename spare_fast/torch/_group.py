@@ -1,5 +1,5 @@
 """SpareGroup: SPARe inside the user's own training loop (one process = one SPARe group, or
-one torchrun of K ranks running FSDP2 or tensor parallelism inside: docs/executor-many-ranks.md).
+one torchrun of K ranks running FSDP2 or tensor parallelism inside: docs/guide/executor-many-ranks.md).
 
 Each step the user calls :meth:`SpareGroup.reduce` (compute this group's types, all-reduce,
 mask any failure inside the step, set ``grad = (1/N) * sum``), steps the optimizer and the

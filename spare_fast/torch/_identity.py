@@ -34,7 +34,10 @@ STATIC_FIELDS = ("keyed", "n", "r", "stacks", "seed", "ranks", "steps")
 def _feed(h: Any, value: Any) -> None:
     """Hash ``value`` (nested containers of tensors and plain values) in a fixed order."""
     if isinstance(value, torch.Tensor):
-        t = value.detach().cpu().contiguous()
+        # A DTensor (FSDP2, tensor parallelism) is hashed by this rank's local shard: rank 0 of
+        # every group holds the same shard, and rank 0 sends the group's identity.
+        local = value.to_local() if hasattr(value, "to_local") else value
+        t = local.detach().cpu().contiguous()
         h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     elif isinstance(value, dict):

@@ -11,7 +11,7 @@ from ortools.graph.python import min_cost_flow as ortools_mcf
 from spare_fast.graph import MinCostFlowResult, MinCostFlowStatus, min_cost_flow
 from spare_fast.testing.graph_instances import minimal_depth, move_network, spare_bipartite
 
-N_RANDOM = 600  # the issue asks for >= 500
+N_RANDOM = 600  # at least 500 random instances against the peer
 
 ORTOOLS_STATUS = {
     ortools_mcf.SimpleMinCostFlow.OPTIMAL: MinCostFlowStatus.OPTIMAL,

@@ -42,6 +42,7 @@ __all__ = [
     "GLOO_BUILT",
     "Injector",
     "LoopConfig",
+    "LOOP_WIPED_OUT",
     "LoopRun",
     "PlannedFaults",
     "SignalSent",
@@ -251,6 +252,8 @@ class LoopConfig:
     pause: float = 0.0
     slow_heal: float = 0.0
     backend: Any = "gloo"
+    checkpoint_dir: str | None = None  # checkpoints every 2 steps there
+    resume: bool = False  # start from the newest valid checkpoint in checkpoint_dir
 
 
 def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
@@ -274,6 +277,8 @@ GLOO_BUILT: list[tuple[int, int]] = []
 
 #: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
 LOOP_SLOTS = 3
+#: Exit code of a :func:`loop_worker` whose group met a wipe-out.
+LOOP_WIPED_OUT = 5
 
 
 def loop_worker(cfg: LoopConfig, progress: Any) -> None:
@@ -287,7 +292,7 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
     import numpy as np
 
     from spare_fast.layout import Layout
-    from spare_fast.torch import mlp
+    from spare_fast.torch import WipeOutError, mlp, newest_checkpoint
     from spare_fast.torch._group import SpareGroup
 
     torch.set_num_threads(1)
@@ -321,11 +326,14 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         quorum_timeout=30.0,
         quorum_poll=0.5,
         observers=[reporting],
+        checkpoint_dir=cfg.checkpoint_dir,
+        checkpoint_every=2,
     )
     reporting.on_phase(cfg.group, 0, 0, Phase.STARTING, 0)
     code = 0
     try:
-        group.start()
+        assert cfg.checkpoint_dir is not None or not cfg.resume
+        group.start(newest_checkpoint(cfg.checkpoint_dir) if cfg.resume else None)
         while group.step < cfg.steps:
             group.reduce(compute)
             optim.step()
@@ -343,6 +351,9 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
                 fh,
             )
         reporting.on_phase(cfg.group, 0, cfg.steps, Phase.FINISH, 0)
+    except WipeOutError as exc:
+        print(f"group {cfg.group}: {exc}", flush=True)
+        code = LOOP_WIPED_OUT
     except BaseException:  # noqa: BLE001 - reported, then the process ends with code 1
         import traceback
 
@@ -369,6 +380,7 @@ class LoopRun:
         pause: Extra seconds per step in every worker.
         heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
         backend: The workers' collective backend (``"gloo"`` or a picklable factory).
+        checkpoint_dir: Where the workers write checkpoints (every 2 steps); none by default.
     """
 
     def __init__(
@@ -380,6 +392,7 @@ class LoopRun:
         pause: float = 0.05,
         heartbeat_timeout: float = 1.0,
         backend: Any = "gloo",
+        checkpoint_dir: str | None = None,
     ) -> None:
         import multiprocessing
 
@@ -387,6 +400,7 @@ class LoopRun:
 
         self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
         self.backend = backend
+        self.checkpoint_dir = checkpoint_dir
         self.service = serve(
             host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
         )
@@ -406,8 +420,9 @@ class LoopRun:
         self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
         self.procs: list[tuple[int, Any]] = []
 
-    def start(self, group: int, slow_heal: float = 0.0) -> int:
-        """Start a process for ``group``; returns its slot."""
+    def start(self, group: int, slow_heal: float = 0.0, resume: bool = False) -> int:
+        """Start a process for ``group`` (from the newest checkpoint if ``resume``); returns
+        its slot."""
         slot = len(self.procs)
         cfg = LoopConfig(
             group,
@@ -421,6 +436,8 @@ class LoopRun:
             self.pause,
             slow_heal,
             self.backend,
+            self.checkpoint_dir,
+            resume,
         )
         proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
         proc.start()

@@ -41,6 +41,7 @@ except ImportError as _e:
 
 from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError
+from spare_fast.torch._epochs import newest_checkpoint
 from spare_fast.torch._group import ComputeFn, SpareGroup, WipeOutError
 from spare_fast.torch._launcher import SpareTrainer
 from spare_fast.torch._observer import Observer
@@ -77,6 +78,7 @@ __all__ = [
     "WorkerState",
     "WipeOutError",
     "mlp",
+    "newest_checkpoint",
     "tiny",
     "parse_kill",
     "type_seed",

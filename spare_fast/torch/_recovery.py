@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from spare_fast.torch._compute import ComputeFn
+from spare_fast.torch._epochs import mark_wiped, run_epoch
 from spare_fast.torch._errors import Excluded, ProtocolError, Unneeded, WipeOutError
 from spare_fast.torch._healer import HealState
 from spare_fast.torch._types import Phase
@@ -43,6 +44,8 @@ class Recovery:
         if how == "rejoin":
             self.rejoin()
             return
+        if how == "any":  # the user's own process: after a wipe-out, the next epoch
+            g.membership.epoch = run_epoch(g.membership.store)
         if checkpoint is not None:
             g._load_checkpoint(checkpoint)
         if how == "any" and g.membership.formed():
@@ -192,6 +195,7 @@ class Recovery:
         event = self.g.decider.fail(dead, quorum_id, t0, cur, self.g.committed)
         if event.status != "OK":
             self.g._write({"kind": "wipeout", "event": asdict(event), "members": self.g.members})
+            mark_wiped(self.g.membership.store, self.g.membership.epoch, self.g.members)
             raise WipeOutError(event)
         if cur is None and self.g.verbose and self.g.membership.lead_after(dead):
             print(

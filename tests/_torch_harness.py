@@ -254,6 +254,7 @@ class LoopConfig:
     backend: Any = "gloo"
     checkpoint_dir: str | None = None  # checkpoints every 2 steps there
     resume: bool = False  # start from the newest valid checkpoint in checkpoint_dir
+    logs: bool = False  # stdout and stderr to out/log-g<group>-p<pid>.txt
 
 
 def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
@@ -297,6 +298,13 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
 
     torch.set_num_threads(1)
     base = cfg.slot * LOOP_SLOTS
+    if cfg.logs:
+        log = os.open(
+            os.path.join(cfg.out, f"log-g{cfg.group}-p{os.getpid()}.txt"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+        )
+        os.dup2(log, 1)
+        os.dup2(log, 2)
 
     class Reporting(Observer):
         def on_phase(self, group: int, epoch: int, step: int, phase: Phase, bucket: int) -> None:
@@ -381,6 +389,10 @@ class LoopRun:
         heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
         backend: The workers' collective backend (``"gloo"`` or a picklable factory).
         checkpoint_dir: Where the workers write checkpoints (every 2 steps); none by default.
+        service_timeout: How long the workers wait for a lost lighthouse or store, seconds.
+        services: ``(lighthouse address, store HOST:PORT)`` served elsewhere; by default a
+            lighthouse and a store are served in this process.
+        logs: Each worker's stdout and stderr go to ``out/log-g<group>-p<pid>.txt``.
     """
 
     def __init__(
@@ -393,6 +405,9 @@ class LoopRun:
         heartbeat_timeout: float = 1.0,
         backend: Any = "gloo",
         checkpoint_dir: str | None = None,
+        service_timeout: float | None = None,
+        services: tuple[str, str] | None = None,
+        logs: bool = False,
     ) -> None:
         import multiprocessing
 
@@ -401,11 +416,26 @@ class LoopRun:
         self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
         self.backend = backend
         self.checkpoint_dir = checkpoint_dir
-        self.service = serve(
-            host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
-        )
-        self.lighthouse_addr = self.service.lighthouse_addr
-        self.store = self.service.store
+        self.logs = logs
+        from spare_fast.torch._bounds import publish_service_timeout
+        from spare_fast.torch._watchdog import publish_heartbeat_timeout
+
+        self.service: Any = None
+        if services is None:
+            self.service = serve(
+                host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
+            )
+            self.lighthouse_addr = self.service.lighthouse_addr
+            self.store = self.service.store
+            publish_heartbeat_timeout(self.store, heartbeat_timeout)
+        else:  # served elsewhere (``spare-fast lighthouse`` in a process of its own)
+            import torch.distributed as dist
+
+            self.lighthouse_addr, store_addr = services
+            store_host, _, store_port = store_addr.rpartition(":")
+            self.store = dist.TCPStore(store_host, int(store_port), is_master=False)
+        if service_timeout is not None:
+            publish_service_timeout(self.store, service_timeout)
         self.ctx = multiprocessing.get_context("forkserver")
         self.ctx.set_forkserver_preload(
             [
@@ -438,6 +468,7 @@ class LoopRun:
             self.backend,
             self.checkpoint_dir,
             resume,
+            self.logs,
         )
         proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
         proc.start()
@@ -476,7 +507,8 @@ class LoopRun:
             if proc.exitcode is None:
                 proc.kill()
             proc.join()
-        self.service.shutdown()
+        if self.service is not None:
+            self.service.shutdown()
 
     def __enter__(self) -> LoopRun:
         return self

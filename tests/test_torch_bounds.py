@@ -7,7 +7,12 @@ SpareGroup workers as processes on 127.0.0.2, signals by PID from here.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -19,12 +24,14 @@ os.environ.setdefault("RUST_LOG", "warn")
 from _torch_harness import (  # noqa: E402
     LOOP_WIPED_OUT,
     LoopRun,
+    alive_pids,
     max_rel_diff,
     reference_params,
 )
 
 from spare_fast import Layout  # noqa: E402
 from spare_fast.torch import TrainSpec, mlp, newest_checkpoint  # noqa: E402
+from spare_fast.torch._bounds import EXIT_SERVICE_LOST  # noqa: E402
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)
@@ -65,3 +72,99 @@ def test_own_loop_restarts_every_group_from_the_newest_checkpoint_on_the_same_li
         for slot in second:
             assert codes[slot] == 0, f"group {run.procs[slot][0]} ended {codes[slot]}"
             assert max_rel_diff(_final(run, slot), reference) <= 1e-10
+
+
+# ---------------------------------------------------------------------- a frozen process
+def _gone(pid: int) -> bool:
+    return alive_pids([pid]) == []
+
+
+def test_a_frozen_process_is_killed_by_its_watchdog_within_the_heartbeat_timeout(
+    tmp_path, reference
+) -> None:
+    heartbeat = 1.0
+    with LoopRun(LAYOUT, STEPS, str(tmp_path), heartbeat_timeout=heartbeat) as run:
+        slots = [run.start(g) for g in range(4)]
+        run.wait(lambda: min(run.state(s)[1] for s in slots) >= 3)
+        pid = run.state(slots[2])[0]
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        run.wait(lambda: _gone(pid), timeout=30)
+        ended = time.monotonic() - t0
+        codes = run.join(60)
+        events = None
+        for s in (slots[0], slots[1], slots[3]):
+            assert codes[s] == 0, codes
+            assert max_rel_diff(_final(run, s), reference) <= 1e-10
+            with open(_events_file(run, s), encoding="utf-8") as fh:
+                events = json.load(fh)["events"]
+    # Killed from outside within the heartbeat timeout plus a margin (not the 5 s collective
+    # timeout), and the event counts its detection from the wait on the collective.
+    assert codes[slots[2]] == -signal.SIGKILL
+    assert ended <= heartbeat + 1.5, f"the frozen process ended after {ended:.2f} s"
+    assert events is not None
+    ((event),) = events
+    assert event["dead"] == [2]
+    assert event["seconds"] >= 0.5 * heartbeat, event
+
+
+def _events_file(run: LoopRun, slot: int) -> str:
+    group, proc = run.procs[slot]
+    return os.path.join(run.out, f"events-g{group}-p{proc.pid}.json")
+
+
+# ---------------------------------------------------------------------- a lost lighthouse
+def _serve_elsewhere(heartbeat_ms: int) -> tuple[subprocess.Popen[str], str, str]:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", "127.0.0.2:0",
+         "--heartbeat-timeout-ms", str(heartbeat_ms), "--join-timeout-ms", "30000"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    words = proc.stdout.readline().split()  # type: ignore[union-attr]
+    return proc, words[1], words[3]
+
+
+def test_losing_the_lighthouse_ends_every_group_within_the_bound_with_one_line(
+    tmp_path,
+) -> None:
+    server, lighthouse, store = _serve_elsewhere(1000)
+    bound = 3.0
+    try:
+        with LoopRun(
+            LAYOUT,
+            STEPS,
+            str(tmp_path),
+            services=(lighthouse, store),
+            service_timeout=bound,
+            logs=True,
+            pause=0.2,
+        ) as run:
+            slots = [run.start(g) for g in range(4)]
+            run.wait(lambda: min(run.state(s)[1] for s in slots) >= 2)
+            server.kill()  # the lighthouse and the store with it
+            server.wait()
+            t0 = time.monotonic()
+            codes = run.join(bound + 20)
+            took = time.monotonic() - t0
+            logs = {s: _log(run, s) for s in slots}
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        server.stdout.close()  # type: ignore[union-attr]
+    assert all(codes[s] == EXIT_SERVICE_LOST for s in slots), codes
+    assert took <= bound + 5.0, f"the groups ended {took:.1f} s after the lighthouse"
+    for s, text in logs.items():
+        assert text.count("lost the") == 1, text[-2000:]
+        assert len(text) < 20_000, f"slot {s} wrote {len(text)} bytes of log"
+
+
+def _log(run: LoopRun, slot: int) -> str:
+    group, proc = run.procs[slot]
+    path = os.path.join(run.out, f"log-g{group}-p{proc.pid}.txt")
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()

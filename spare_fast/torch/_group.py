@@ -21,6 +21,7 @@ at the boundary). The group composes collaborators, each in its own module:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -367,10 +368,11 @@ class SpareGroup:
                 # How many times a replacement said it waits: the same number reaches every
                 # member through the sum, so all admit it after the same step.
                 reduced[lay.join] = float(self.membership.join_count())
+            since = time.perf_counter()
             if self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i)):
                 break
             self.collectives.drop()
-            self.recovery.recover_until_built(compute)
+            self.recovery.recover_until_built(compute, since)
         lay.apply(reduced, cur.buffers, self.n_types)
         self._pending = (cur, reduced)
         return lay.mean_loss(reduced, self.n_types)

@@ -27,6 +27,7 @@ from typing import Any
 
 import torch.distributed as dist
 
+from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import Excluded, RunFinished, Unneeded
 
 __all__ = ["JOIN_KEY", "Membership"]
@@ -87,6 +88,7 @@ class Membership:
         self.replica_id = f"g{group}:{os.getpid()}"
         self.store: Any = None
         self.lighthouse: Any = None
+        self.bounds: Bounds | None = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
 
@@ -102,10 +104,20 @@ class Membership:
         )
         self._beat = threading.Thread(target=self._heartbeat, daemon=True)
         self._beat.start()
+        # A watchdog against freezing, a guard against losing the lighthouse or the store.
+        self.bounds = Bounds(
+            self.me,
+            self.lighthouse_addr,
+            self.store_addr,
+            self.store,
+            self.heartbeat_interval.total_seconds(),
+        )
 
     def close(self) -> None:
         """Stop heartbeating."""
         self._stop.set()
+        if self.bounds is not None:
+            self.bounds.close()
 
     def _heartbeat(self) -> None:
         from torchft.coordination import LighthouseClient
@@ -304,7 +316,9 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
-        return int(self.store.add(JOIN_KEY, 0))
+        if self.bounds is None:
+            return int(self.store.add(JOIN_KEY, 0))
+        return self.bounds.retry(lambda: int(self.store.add(JOIN_KEY, 0)))
 
     def finish(self, committed: int) -> None:
         """Publish that every member committed ``committed`` steps."""

@@ -126,16 +126,23 @@ class Recovery:
         self.g.join_seen = got.join_seen
         self.g.has_state = True
 
-    def recover_until_built(self, compute: ComputeFn | None = None) -> None:
+    def recover_until_built(
+        self, compute: ComputeFn | None = None, since: float | None = None
+    ) -> None:
+        """``since``: when this process began waiting on the collective that failed (the
+        detection time of the event counts from there)."""
         self.g._report(Phase.RECOVER)
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if since is None else since
         while True:
             self.g.collectives.drop()
             try:
                 self.apply(self.g.membership.quorum(shrink_only=True), t0, compute)
                 return
             except RuntimeError:
-                continue  # a member died while the new group was being built or healed
+                # A member died while the new group was being built or healed; or the
+                # lighthouse or the store is unreachable: then retry at the guard's pace.
+                if self.g.membership.bounds is not None:
+                    self.g.membership.bounds.pace()
 
     def admit(self) -> None:
         """Step boundary: a quorum open to waiting replacements; rejoin and heal them."""

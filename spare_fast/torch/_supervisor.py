@@ -26,6 +26,7 @@ from spare_fast.torch._procs import WorkerProcess, start_child
 from spare_fast.torch._records import collect, describe, last_ends, last_epoch, last_error
 from spare_fast.torch._serve import serve
 from spare_fast.torch._types import RunResult
+from spare_fast.torch._watchdog import publish_heartbeat_timeout
 from spare_fast.torch._worker import EXIT_UNNEEDED, FINAL, PROGRESS_SLOTS, WorkerConfig, main
 
 __all__ = ["Supervisor"]
@@ -270,6 +271,7 @@ class Supervisor:
             quorum_tick_ms=20,
             heartbeat_timeout_ms=int(t.heartbeat_timeout.total_seconds() * 1000),
         )
+        publish_heartbeat_timeout(self.service.store, t.heartbeat_timeout.total_seconds())
         self.progress = self.ctx.Array("q", self.n * PROGRESS_SLOTS, lock=False)
         t._progress = self.progress
         try:

@@ -1,0 +1,163 @@
+"""Bounded time for the failures a group process cannot mask: a frozen self, a lost service.
+
+:class:`Bounds` is started by the group's membership when it connects and gathers:
+
+- the :class:`~spare_fast.torch._watchdog.Watchdog` that kills this process from outside when
+  it falls silent (stopped or hung) for the lighthouse's heartbeat timeout;
+- a service guard: a thread that opens a TCP connection to the lighthouse and to the store
+  every :data:`PROBE_SECONDS`. While either is unreachable, an operation on them that fails is
+  retried at that pace (no tight loop, no flood of connection warnings) instead of ending the
+  step; when both answer again within the bound the run goes on. Unreachable for the whole
+  bound (``run/service_timeout_ms`` in the store, else ``SPARE_FAST_SERVICE_TIMEOUT`` seconds,
+  else :data:`DEFAULT_SERVICE_TIMEOUT`), the process prints one line and exits with
+  :data:`EXIT_SERVICE_LOST`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from spare_fast.torch._watchdog import Watchdog, heartbeat_timeout
+
+__all__ = [
+    "DEFAULT_SERVICE_TIMEOUT",
+    "EXIT_SERVICE_LOST",
+    "SERVICE_KEY",
+    "Bounds",
+    "publish_service_timeout",
+]
+
+#: Exit code of a group process that lost the lighthouse or the store for the whole bound.
+EXIT_SERVICE_LOST = 75
+#: Seconds a lost lighthouse or store is waited for before the process exits.
+DEFAULT_SERVICE_TIMEOUT = 30.0
+#: Store key holding that bound in milliseconds (written by whoever serves the run).
+SERVICE_KEY = "run/service_timeout_ms"
+#: Seconds between two probes of the services (and between retries while they are down).
+PROBE_SECONDS = 0.5
+
+T = TypeVar("T")
+
+
+def publish_service_timeout(store: Any, seconds: float) -> None:
+    """Tell the run's processes how long a lost lighthouse or store is waited for."""
+    store.set(SERVICE_KEY, str(int(round(float(seconds) * 1000))))
+
+
+def _service_timeout(store: Any) -> float:
+    with contextlib.suppress(RuntimeError, ValueError):
+        if store.check([SERVICE_KEY]):
+            return max(int(store.get(SERVICE_KEY).decode()) / 1000.0, PROBE_SECONDS)
+    with contextlib.suppress(KeyError, ValueError):
+        return max(float(os.environ["SPARE_FAST_SERVICE_TIMEOUT"]), PROBE_SECONDS)
+    return DEFAULT_SERVICE_TIMEOUT
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
+
+
+class Bounds:
+    """The watchdog and the service guard of one group process.
+
+    Parameters
+    ----------
+    group : int
+        This process's group.
+    lighthouse_addr : str
+        ``http://HOST:PORT`` of the lighthouse.
+    store_addr : tuple of (str, int)
+        The run's store.
+    store : TCPStore
+        A connected client of that store (read once, for the published timeouts).
+    heartbeat_interval : float
+        Seconds between the watchdog's beats.
+    """
+
+    def __init__(
+        self,
+        group: int,
+        lighthouse_addr: str,
+        store_addr: tuple[str, int],
+        store: Any,
+        heartbeat_interval: float,
+    ) -> None:
+        self.group = int(group)
+        url = urlparse(lighthouse_addr)
+        self.services = {
+            f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
+            f"store {store_addr[0]}:{store_addr[1]}": (store_addr[0], int(store_addr[1])),
+        }
+        self.heartbeat_timeout = heartbeat_timeout(store)
+        self.service_timeout = _service_timeout(store)
+        self.watchdog = Watchdog(self.group, self.heartbeat_timeout, heartbeat_interval)
+        self.lost: str | None = None  # the first service found unreachable, while it is
+        self.lost_since = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._guard, name="spare-guard", daemon=True)
+        self._thread.start()
+
+    def _probe(self) -> str | None:
+        for name, (host, port) in self.services.items():
+            if not _reachable(host, port):
+                return name
+        return None
+
+    def _guard(self) -> None:
+        while not self._stop.wait(PROBE_SECONDS):
+            lost = self._probe()
+            now = time.monotonic()
+            if lost is None:
+                self.lost = None
+                continue
+            if self.lost is None:
+                self.lost, self.lost_since = lost, now
+            elif now - self.lost_since >= self.service_timeout:
+                print(
+                    f"group {self.group}: lost the {self.lost} for {self.service_timeout:.0f} s: "
+                    f"ending this process (exit code {EXIT_SERVICE_LOST})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                os._exit(EXIT_SERVICE_LOST)
+
+    def down(self) -> bool:
+        """Whether a service is unreachable now (probed on the spot)."""
+        if self.lost is None:
+            self.lost = self._probe()
+            if self.lost is not None:
+                self.lost_since = time.monotonic()
+        return self.lost is not None
+
+    def retry(self, op: Callable[[], T]) -> T:
+        """``op()``, retried at the probe pace while a service is down (the guard ends the
+        process once the bound has passed); other errors propagate."""
+        while True:
+            try:
+                return op()
+            except RuntimeError:
+                if not self.down():
+                    raise
+            time.sleep(PROBE_SECONDS)
+
+    def pace(self) -> None:
+        """After a failed recovery attempt: wait one probe period while a service is down."""
+        if self.down():
+            time.sleep(PROBE_SECONDS)
+
+    def close(self) -> None:
+        """Stop the guard and the watchdog (this process leaves by itself)."""
+        self._stop.set()
+        self.watchdog.close()

@@ -4,7 +4,11 @@
 
 - the :class:`~spare_fast.torch._watchdog.Watchdog` that kills this process from outside when
   it falls silent (stopped or hung) for the lighthouse's heartbeat timeout;
-- a service guard: a thread that opens a TCP connection to the lighthouse and to the store
+- liveness in the store: the guard thread adds one to ``alive/g<group>`` every heartbeat
+  interval and reads the other groups' counters, so that a rendezvous of a new process group
+  (:meth:`Bounds.guarded`) gives up on a member that died after the quorum that named it
+  within the heartbeat timeout, instead of waiting out the collective timeout;
+- a service guard: the same thread opens a TCP connection to the lighthouse and to the store
   every :data:`PROBE_SECONDS`. While either is unreachable, an operation on them that fails is
   retried at that pace (no tight loop, no flood of connection warnings) instead of ending the
   step; when both answer again within the bound the run goes on. Unreachable for the whole
@@ -22,6 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
@@ -93,8 +98,13 @@ class Bounds:
         store_addr: tuple[str, int],
         store: Any,
         heartbeat_interval: float,
+        n_groups: int,
     ) -> None:
         self.group = int(group)
+        self.n_groups = int(n_groups)
+        self.interval = max(min(float(heartbeat_interval), 0.25), 0.01)
+        self.store_addr = store_addr
+        self.seen: dict[int, tuple[int, float]] = {}  # group -> (counter, when it last moved)
         url = urlparse(lighthouse_addr)
         self.services = {
             f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
@@ -105,6 +115,7 @@ class Bounds:
         self.watchdog = Watchdog(self.group, self.heartbeat_timeout, heartbeat_interval)
         self.lost: str | None = None  # the first service found unreachable, while it is
         self.lost_since = 0.0
+        self.started = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._guard, name="spare-guard", daemon=True)
         self._thread.start()
@@ -115,10 +126,77 @@ class Bounds:
                 return name
         return None
 
+    def _beat(self, store: Any) -> bool:
+        now = time.monotonic()
+        try:
+            store.add(f"alive/g{self.group}", 1)
+            for g in range(self.n_groups):
+                count = int(store.add(f"alive/g{g}", 0))
+                if self.seen.get(g, (None, 0.0))[0] != count:
+                    self.seen[g] = (count, now)
+        except RuntimeError:  # the store is unreachable: the probe says for how long
+            return False
+        return True
+
+    def silent(self, groups: list[int]) -> list[int]:
+        """Those of ``groups`` whose liveness counter has not moved for the heartbeat
+        timeout (a group never seen counts from when this process started watching)."""
+        now = time.monotonic()
+        return [
+            g
+            for g in groups
+            if g != self.group
+            and now - self.seen.get(g, (None, self.started))[1] > self.heartbeat_timeout
+        ]
+
+    def guarded(self, op: Callable[[Any], T], members: list[int]) -> T:
+        """``op(store)`` (a rendezvous of ``members`` through ``store``, a client of the run's
+        store of its own) in a thread of its own; RuntimeError as soon as a member falls
+        silent for the heartbeat timeout (``op`` then ends by itself at its own timeout, its
+        result unused, without holding the process's own store client meanwhile)."""
+        import torch.distributed as dist
+
+        done = threading.Event()
+        out: list[Any] = []
+        host, port = self.store_addr
+        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+
+        def run() -> None:
+            try:
+                out.append((True, op(store)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                out.append((False, exc))
+            done.set()
+
+        threading.Thread(target=run, name="spare-rendezvous", daemon=True).start()
+        while not done.wait(self.interval):
+            silent = self.silent(members)
+            if silent:
+                raise RuntimeError(f"groups {silent} fell silent during the rendezvous")
+        ok, value = out[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
     def _guard(self) -> None:
-        while not self._stop.wait(PROBE_SECONDS):
-            lost = self._probe()
+        import torch.distributed as dist
+
+        store: Any = None
+        next_probe = time.monotonic()
+        while not self._stop.wait(self.interval):
+            if store is None and self.lost is None:
+                try:
+                    host, port = self.store_addr
+                    store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+                except RuntimeError:
+                    store = None
+            if store is not None and not self._beat(store):
+                store = None
             now = time.monotonic()
+            if now < next_probe:
+                continue
+            next_probe = now + PROBE_SECONDS
+            lost = self._probe()
             if lost is None:
                 self.lost = None
                 continue

@@ -111,6 +111,7 @@ class Membership:
             self.store_addr,
             self.store,
             self.heartbeat_interval.total_seconds(),
+            self.n_groups,
         )
 
     def close(self) -> None:

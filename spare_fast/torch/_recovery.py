@@ -89,7 +89,14 @@ class Recovery:
 
     def build_pg(self) -> None:
         m = self.g.membership
-        self.g.collectives.build(m.store, m.prefix, m.rank(), len(m.members))
+
+        def build(store: Any) -> None:
+            self.g.collectives.build(store, m.prefix, m.rank(), len(m.members))
+
+        if m.bounds is None:
+            build(m.store)
+        else:  # a member that died after the quorum must not hold the others for long
+            m.bounds.guarded(build, list(m.members))
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> None:
         needs = self.g.membership.adopt(quorum, valid)

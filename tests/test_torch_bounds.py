@@ -30,8 +30,10 @@ from _torch_harness import (  # noqa: E402
 )
 
 from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import TrainSpec, mlp, newest_checkpoint  # noqa: E402
+from spare_fast.torch import SpareGroup, TrainSpec, mlp, newest_checkpoint  # noqa: E402
 from spare_fast.torch._bounds import EXIT_SERVICE_LOST  # noqa: E402
+from spare_fast.torch._joins import claim  # noqa: E402
+from spare_fast.torch._serve import serve  # noqa: E402
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)
@@ -168,3 +170,48 @@ def _log(run: LoopRun, slot: int) -> str:
     path = os.path.join(run.out, f"log-g{group}-p{proc.pid}.txt")
     with open(path, encoding="utf-8", errors="replace") as fh:
         return fh.read()
+
+
+# ---------------------------------------------------------------------- joins that cannot work
+def _group_of(n: int, **kwargs: object) -> SpareGroup:
+    model = mlp.build_mlp()
+    return SpareGroup(model, mlp.make_sgd(model.parameters()), Layout.cyclic(n, 2), 4, **kwargs)
+
+
+def test_a_group_with_a_wrong_lighthouse_address_fails_fast_naming_itself() -> None:
+    with serve("127.0.0.2") as service:
+        group = _group_of(
+            4, group=2, lighthouse="http://127.0.0.2:1", store=service.store_addr, bind="127.0.0.2"
+        )
+        t0 = time.monotonic()
+        with pytest.raises(ConnectionError, match=r"group 2: the lighthouse http://127.0.0.2:1"):
+            group.start()
+        assert time.monotonic() - t0 < 15
+
+
+def test_a_group_started_with_another_n_fails_fast_naming_both_values() -> None:
+    with serve("127.0.0.2") as service:
+        claim(service.store, 0, 4, 0.0)  # the run's first process: N = 4
+        group = _group_of(
+            5,
+            group=1,
+            lighthouse=service.lighthouse_addr,
+            store=service.store_addr,
+            bind="127.0.0.2",
+        )
+        with pytest.raises(ValueError, match=r"group 1 was started with N = 5 .* N = 4"):
+            group.start()
+
+
+def test_a_second_process_claiming_a_live_group_is_refused(tmp_path, reference) -> None:
+    with LoopRun(LAYOUT, STEPS, str(tmp_path), pause=0.2, logs=True) as run:
+        slots = [run.start(g) for g in range(4)]
+        run.wait(lambda: min(run.state(s)[1] for s in slots) >= 1)
+        extra = run.start(1)
+        run.procs[extra][1].join(30)
+        assert run.procs[extra][1].exitcode == 1
+        assert "group 1 is alive in another process" in _log(run, extra)
+        codes = run.join(120)
+        for s in slots:
+            assert codes[s] == 0, codes
+            assert max_rel_diff(_final(run, s), reference) <= 1e-10

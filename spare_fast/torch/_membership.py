@@ -29,6 +29,8 @@ import torch.distributed as dist
 
 from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import Excluded, RunFinished, Unneeded
+from spare_fast.torch._joins import check_reachable, claim
+from spare_fast.torch._watchdog import heartbeat_timeout
 
 __all__ = ["JOIN_KEY", "Membership"]
 
@@ -97,8 +99,10 @@ class Membership:
         """Connect to the store and the lighthouse; start heartbeating."""
         from torchft.coordination import LighthouseClient
 
+        check_reachable(self.me, self.lighthouse_addr, self.store_addr)
         host, port = self.store_addr
         self.store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        claim(self.store, self.me, self.n_groups, min(heartbeat_timeout(self.store), 0.6))
         self.lighthouse = LighthouseClient(
             addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
@@ -260,9 +264,11 @@ class Membership:
             if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
                 break
             if time.monotonic() > deadline:
+                missing = sorted(set(everyone) - set(groups))
                 raise TimeoutError(
                     f"epoch {self.epoch}: no quorum of all {n} groups within "
-                    f"{self.quorum_timeout.total_seconds()} s (last: groups {groups})"
+                    f"{self.quorum_timeout.total_seconds()} s: group(s) {missing} never "
+                    f"joined (last quorum: groups {groups})"
                 )
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.

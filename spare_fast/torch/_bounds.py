@@ -14,7 +14,8 @@
   step; when both answer again within the bound the run goes on. Unreachable for the whole
   bound (``run/service_timeout_ms`` in the store, else ``SPARE_FAST_SERVICE_TIMEOUT`` seconds,
   else :data:`DEFAULT_SERVICE_TIMEOUT`), the process prints one line and exits with
-  :data:`EXIT_SERVICE_LOST`.
+  :data:`EXIT_SERVICE_LOST`; so it does at once when the store comes back empty (restarted in
+  place: the run's memberships are gone with the old one).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from spare_fast.torch._joins import N_GROUPS_KEY
 from spare_fast.torch._watchdog import Watchdog, heartbeat_timeout
 
 __all__ = [
@@ -198,18 +200,36 @@ class Bounds:
             next_probe = now + PROBE_SECONDS
             lost = self._probe()
             if lost is None:
+                if self.lost is not None and not self._store_kept():
+                    self._end(
+                        f"the store {self.store_addr[0]}:{self.store_addr[1]} came back empty"
+                    )
                 self.lost = None
                 continue
             if self.lost is None:
                 self.lost, self.lost_since = lost, now
             elif now - self.lost_since >= self.service_timeout:
-                print(
-                    f"group {self.group}: lost the {self.lost} for {self.service_timeout:.0f} s: "
-                    f"ending this process (exit code {EXIT_SERVICE_LOST})",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                os._exit(EXIT_SERVICE_LOST)
+                self._end(f"lost the {self.lost} for {self.service_timeout:.0f} s")
+
+    def _end(self, why: str) -> None:
+        print(
+            f"group {self.group}: {why}: ending this process (exit code {EXIT_SERVICE_LOST})",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(EXIT_SERVICE_LOST)
+
+    def _store_kept(self) -> bool:
+        """After an outage: whether the store still holds the run (a store restarted in its
+        place is empty: the memberships published there are gone, and the run cannot go on)."""
+        import torch.distributed as dist
+
+        try:
+            host, port = self.store_addr
+            fresh = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+            return bool(fresh.check([N_GROUPS_KEY]))
+        except RuntimeError:
+            return True  # unreachable again: the next probes decide
 
     def down(self) -> bool:
         """Whether a service is unreachable now (probed on the spot)."""

@@ -215,3 +215,55 @@ def test_a_second_process_claiming_a_live_group_is_refused(tmp_path, reference) 
         for s in slots:
             assert codes[s] == 0, codes
             assert max_rel_diff(_final(run, s), reference) <= 1e-10
+
+
+# A group's worker under torchrun: the harness's own loop, its PID written to a file.
+TORCHRUN_WORKER = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from _torch_harness import LOOP_SLOTS, LoopConfig, loop_worker
+cfg = LoopConfig(**json.loads(sys.argv[2]))
+with open(os.path.join(cfg.out, "torchrun-worker.pid"), "w") as fh:
+    fh.write(str(os.getpid()))
+loop_worker(cfg, [0] * (LOOP_SLOTS * (cfg.slot + 1)))
+"""
+
+
+def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(tmp_path, reference) -> None:
+    heartbeat = 1.0
+    script = tmp_path / "worker.py"
+    script.write_text(TORCHRUN_WORKER)
+    tests = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(tests)
+    with LoopRun(LAYOUT, STEPS, str(tmp_path), heartbeat_timeout=heartbeat, pause=0.1) as run:
+        cfg = {
+            "group": 3, "slot": 0, "stacks": LAYOUT.stacks.tolist(), "steps": STEPS,
+            "lighthouse": run.lighthouse_addr, "store": f"{run.host}:{run.store.port}",
+            "bind": run.host, "out": str(tmp_path), "pause": 0.1,
+        }  # fmt: skip
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "torch.distributed.run", "--standalone",
+             "--nproc-per-node", "1", "--max-restarts", "0", "--monitor-interval", "0.1",
+             str(script), tests, json.dumps(cfg)],
+            env={**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"},
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            slots = [run.start(g) for g in range(3)]
+            run.wait(lambda: min(run.state(s)[1] for s in slots) >= 3, timeout=120)
+            pid = int((tmp_path / "torchrun-worker.pid").read_text())
+            os.kill(pid, signal.SIGSTOP)
+            t0 = time.monotonic()
+            code = agent.wait(timeout=60)
+            ended = time.monotonic() - t0
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+        codes = run.join(90)
+        for s in slots:
+            assert codes[s] == 0, codes
+            assert max_rel_diff(_final(run, s), reference) <= 1e-10
+    assert code != 0
+    assert alive_pids([pid]) == []
+    assert ended <= heartbeat + 3.0, f"torchrun ended {ended:.2f} s after the freeze"

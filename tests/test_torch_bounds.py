@@ -116,10 +116,13 @@ def _events_file(run: LoopRun, slot: int) -> str:
 
 
 # ---------------------------------------------------------------------- a lost lighthouse
-def _serve_elsewhere(heartbeat_ms: int) -> tuple[subprocess.Popen[str], str, str]:
+def _serve_elsewhere(
+    heartbeat_ms: int, bind: str = "127.0.0.2:0", store_port: int = 0
+) -> tuple[subprocess.Popen[str], str, str]:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", "127.0.0.2:0",
+        [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", bind,
+         "--store-port", str(store_port),
          "--heartbeat-timeout-ms", str(heartbeat_ms), "--join-timeout-ms", "30000"],
         cwd=root,
         env={**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"},
@@ -163,6 +166,45 @@ def test_losing_the_lighthouse_ends_every_group_within_the_bound_with_one_line(
     for s, text in logs.items():
         assert text.count("lost the") == 1, text[-2000:]
         assert len(text) < 20_000, f"slot {s} wrote {len(text)} bytes of log"
+
+
+def test_a_lighthouse_restarted_empty_at_its_address_ends_every_group_at_once(tmp_path) -> None:
+    # spare-fast lighthouse serves the store too: restarted, the store is empty (the published
+    # memberships are gone), so the groups end with the service exit code, without waiting out
+    # the (long) bound.
+    server, lighthouse, store = _serve_elsewhere(1000)
+    bound = 60.0
+    try:
+        with LoopRun(
+            LAYOUT,
+            STEPS,
+            str(tmp_path),
+            services=(lighthouse, store),
+            service_timeout=bound,
+            logs=True,
+            pause=0.2,
+        ) as run:
+            slots = [run.start(g) for g in range(4)]
+            run.wait(lambda: min(run.state(s)[1] for s in slots) >= 2)
+            server.kill()
+            server.wait()
+            server.stdout.close()  # type: ignore[union-attr]
+            bind = lighthouse.removeprefix("http://")
+            server, _, _ = _serve_elsewhere(1000, bind, int(store.rsplit(":", 1)[1]))
+            t0 = time.monotonic()
+            codes = run.join(30)
+            took = time.monotonic() - t0
+            logs = {s: _log(run, s) for s in slots}
+    finally:
+        if server.poll() is None:
+            server.kill()
+        server.wait()
+        if server.stdout is not None:
+            server.stdout.close()
+    assert all(codes[s] == EXIT_SERVICE_LOST for s in slots), codes
+    assert took <= 15.0, f"the groups ended {took:.1f} s after the restart"
+    for text in logs.values():
+        assert text.count("came back empty") == 1, text[-2000:]
 
 
 def _log(run: LoopRun, slot: int) -> str:

@@ -13,6 +13,7 @@ import os
 import signal
 from typing import Any
 
+from spare_fast.torch._bounds import EXIT_SERVICE_LOST
 from spare_fast.torch._checkpoint import Checkpoints
 from spare_fast.torch._procs import EXIT_LOST
 from spare_fast.torch._types import EventRecord, StepRecord
@@ -32,6 +33,7 @@ def describe(code: int | None) -> str:
     return {
         EXIT_EXCLUDED: "stood down (dropped by the others)",
         EXIT_UNNEEDED: "not needed",
+        EXIT_SERVICE_LOST: "ended: it lost the lighthouse or the store",
         EXIT_LOST: "ended (its status was lost with the fork server: killed by a signal)",
     }.get(code, f"exit code {code}")
 

@@ -291,9 +291,12 @@ def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(tmp_path, 
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
         try:
+            # The others once torchrun's worker has imported torch: the run forms at once.
+            pid_file = tmp_path / "torchrun-worker.pid"
+            run.wait(lambda: pid_file.exists() and pid_file.read_text() != "", timeout=120)
+            pid = int(pid_file.read_text())
             slots = [run.start(g) for g in range(3)]
             run.wait(lambda: min(run.state(s)[1] for s in slots) >= 3, timeout=120)
-            pid = int((tmp_path / "torchrun-worker.pid").read_text())
             os.kill(pid, signal.SIGSTOP)
             t0 = time.monotonic()
             code = agent.wait(timeout=60)

@@ -9,13 +9,13 @@
   (:meth:`Bounds.guarded`) gives up on a member that died after the quorum that named it
   within the heartbeat timeout, instead of waiting out the collective timeout;
 - a service guard: the same thread opens a TCP connection to the lighthouse and to the store
-  every :data:`PROBE_SECONDS`. While either is unreachable, an operation on them that fails is
-  retried at that pace (no tight loop, no flood of connection warnings) instead of ending the
-  step; when both answer again within the bound the run goes on. Unreachable for the whole
-  bound (``run/service_timeout_ms`` in the store, else ``SPARE_FAST_SERVICE_TIMEOUT`` seconds,
-  else :data:`DEFAULT_SERVICE_TIMEOUT`), the process prints one line and exits with
-  :data:`EXIT_SERVICE_LOST`; so it does at once when the store comes back empty (restarted in
-  place: the run's memberships are gone with the old one).
+  every :data:`PROBE_SECONDS`. An operation on them that fails while either is unreachable
+  waits until both answer again, then is retried (no loop of failing calls, no flood of
+  connection warnings); when both answer again within the bound the run goes on. Unreachable
+  for the whole bound (``run/service_timeout_ms`` in the store, else
+  ``SPARE_FAST_SERVICE_TIMEOUT`` seconds, else :data:`DEFAULT_SERVICE_TIMEOUT`), the process
+  prints one line and exits with :data:`EXIT_SERVICE_LOST`; so it does at once when the store
+  comes back empty (restarted in place: the run's memberships are gone with the old one).
 """
 
 from __future__ import annotations
@@ -240,19 +240,21 @@ class Bounds:
         return self.lost is not None
 
     def retry(self, op: Callable[[], T]) -> T:
-        """``op()``, retried at the probe pace while a service is down (the guard ends the
-        process once the bound has passed); other errors propagate."""
+        """``op()``; when it fails while a service is down, wait until the service answers
+        again (the guard ends the process once the bound has passed), then retry it; other
+        errors propagate."""
         while True:
             try:
                 return op()
             except RuntimeError:
                 if not self.down():
                     raise
-            time.sleep(PROBE_SECONDS)
+            self.pace()
 
     def pace(self) -> None:
-        """After a failed recovery attempt: wait one probe period while a service is down."""
-        if self.down():
+        """After a failed operation: while a service is down, wait until it answers again
+        (nothing is retried meanwhile: no loop of failing calls, no flood of warnings)."""
+        while self.down():
             time.sleep(PROBE_SECONDS)
 
     def close(self) -> None:

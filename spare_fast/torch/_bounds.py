@@ -4,10 +4,11 @@
 
 - the :class:`~spare_fast.torch._watchdog.Watchdog` that kills this process from outside when
   it falls silent (stopped or hung) for the lighthouse's heartbeat timeout;
-- liveness in the store: the guard thread adds one to ``alive/g<group>`` every heartbeat
-  interval and reads the other groups' counters, so that a rendezvous of a new process group
-  (:meth:`Bounds.guarded`) gives up on a member that died after the quorum that named it
-  within the heartbeat timeout, instead of waiting out the collective timeout;
+- liveness in the store: the guard thread adds one to ``alive/<replica id>`` (and to
+  ``alive/g<group>``) every heartbeat interval and reads the current members' counters, so
+  that a rendezvous of a new process group (:meth:`Bounds.guarded`) gives up on a member
+  that died after the quorum that named it within the heartbeat timeout, instead of waiting
+  out the collective timeout;
 - a service guard: the same thread opens a TCP connection to the lighthouse and to the store
   every :data:`PROBE_SECONDS`. An operation on them that fails while either is unreachable
   waits until both answer again, then is retried (no loop of failing calls, no flood of
@@ -100,13 +101,16 @@ class Bounds:
         store_addr: tuple[str, int],
         store: Any,
         heartbeat_interval: float,
-        n_groups: int,
+        replica_id: str,
+        replicas: Callable[[], dict[int, str]],
     ) -> None:
         self.group = int(group)
-        self.n_groups = int(n_groups)
+        self.replica_id = replica_id
+        self.replicas = replicas
         self.interval = max(min(float(heartbeat_interval), 0.25), 0.01)
         self.store_addr = store_addr
-        self.seen: dict[int, tuple[int, float]] = {}  # group -> (counter, when it last moved)
+        # replica id -> (its liveness counter, when it last moved), for the current members
+        self.seen: dict[str, tuple[int, float]] = {}
         url = urlparse(lighthouse_addr)
         self.services = {
             f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
@@ -131,31 +135,32 @@ class Bounds:
     def _beat(self, store: Any) -> bool:
         now = time.monotonic()
         try:
-            store.add(f"alive/g{self.group}", 1)
-            for g in range(self.n_groups):
-                count = int(store.add(f"alive/g{g}", 0))
-                if self.seen.get(g, (None, 0.0))[0] != count:
-                    self.seen[g] = (count, now)
+            store.add(f"alive/g{self.group}", 1)  # the group's: a second process sees it
+            store.add(f"alive/{self.replica_id}", 1)
+            for replica in list(self.replicas().values()):
+                count = int(store.add(f"alive/{replica}", 0))
+                if self.seen.get(replica, (None, 0.0))[0] != count:
+                    self.seen[replica] = (count, now)
         except RuntimeError:  # the store is unreachable: the probe says for how long
             return False
         return True
 
-    def silent(self, groups: list[int]) -> list[int]:
-        """Those of ``groups`` whose liveness counter has not moved for the heartbeat
-        timeout (a group never seen counts from when this process started watching)."""
+    def silent(self, replicas: dict[int, str]) -> list[int]:
+        """The groups of ``replicas`` (group -> replica id) whose process's liveness counter
+        has not moved for the heartbeat timeout (one not watched yet is not silent)."""
         now = time.monotonic()
         return [
             g
-            for g in groups
-            if g != self.group
-            and now - self.seen.get(g, (None, self.started))[1] > self.heartbeat_timeout
+            for g, r in sorted(replicas.items())
+            if g != self.group and now - self.seen.get(r, (0, now))[1] > self.heartbeat_timeout
         ]
 
-    def guarded(self, op: Callable[[Any], T], members: list[int]) -> T:
-        """``op(store)`` (a rendezvous of ``members`` through ``store``, a client of the run's
-        store of its own) in a thread of its own; RuntimeError as soon as a member falls
-        silent for the heartbeat timeout (``op`` then ends by itself at its own timeout, its
-        result unused, without holding the process's own store client meanwhile)."""
+    def guarded(self, op: Callable[[Any], T], members: dict[int, str]) -> T:
+        """``op(store)`` (a rendezvous of ``members``, group -> replica id, through ``store``,
+        a client of the run's store of its own) in a thread of its own; RuntimeError as soon
+        as a member falls silent for the heartbeat timeout (``op`` then ends by itself at its
+        own timeout, its result unused, without holding the process's own store client
+        meanwhile)."""
         import torch.distributed as dist
 
         done = threading.Event()
@@ -189,7 +194,8 @@ class Bounds:
             if store is None and self.lost is None:
                 try:
                     host, port = self.store_addr
-                    store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+                    wait = timedelta(seconds=10)
+                    store = dist.TCPStore(host, port, is_master=False, timeout=wait)
                 except RuntimeError:
                     store = None
             if store is not None and not self._beat(store):

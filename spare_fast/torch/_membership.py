@@ -115,7 +115,8 @@ class Membership:
             self.store_addr,
             self.store,
             self.heartbeat_interval.total_seconds(),
-            self.n_groups,
+            self.replica_id,
+            lambda: self.replicas,
         )
 
     def close(self) -> None:

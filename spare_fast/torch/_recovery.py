@@ -96,7 +96,7 @@ class Recovery:
         if m.bounds is None:
             build(m.store)
         else:  # a member that died after the quorum must not hold the others for long
-            m.bounds.guarded(build, list(m.members))
+            m.bounds.guarded(build, dict(m.replicas))
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> None:
         needs = self.g.membership.adopt(quorum, valid)

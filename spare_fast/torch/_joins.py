@@ -13,11 +13,13 @@ Run by the membership when it connects, before any quorum:
 from __future__ import annotations
 
 import socket
+import threading
 import time
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["N_GROUPS_KEY", "check_reachable", "claim"]
+__all__ = ["N_GROUPS_KEY", "Claim", "check_reachable", "claim"]
 
 #: Store key holding the run's number of groups.
 N_GROUPS_KEY = "run/n_groups"
@@ -47,17 +49,62 @@ def check_reachable(
                 time.sleep(0.1)
 
 
-def claim(store: Any, group: int, n_groups: int, watch: float) -> None:
-    """Check this process may hold ``group`` in a run of ``n_groups`` groups.
+class Claim:
+    """This process's claim on ``group`` in a run of ``n_groups`` groups.
 
-    Raises
-    ------
-    ValueError
-        If the run was started with another number of groups.
-    RuntimeError
-        If a live process already holds ``group`` (its liveness counter moved during
-        ``watch`` seconds).
+    The group count is checked at once (ValueError if the run was started with another N).
+    Whether a live process already holds the group is watched in a thread for ``watch``
+    seconds (its liveness counter moves): the caller goes on meanwhile and calls
+    :meth:`check` where the answer matters (before it becomes a member).
     """
+
+    def __init__(self, store: Any, store_addr: tuple[str, int], group: int, n_groups: int,
+                 watch: float) -> None:  # fmt: skip
+        self.group = int(group)
+        # compare_set answers the stored value: this process's if it was the first.
+        held = store.compare_set(N_GROUPS_KEY, "", str(int(n_groups))).decode()
+        if held != str(int(n_groups)):
+            raise ValueError(
+                f"group {group} was started with N = {n_groups} groups, the run has N = {held}"
+            )
+        self.key = f"alive/g{self.group}"
+        self.before = int(store.add(self.key, 0))
+        self.duplicate = False
+        self._done = threading.Event()
+        if self.before == 0:  # never held by a process
+            self._done.set()
+            return
+        self.store_addr, self.watch = store_addr, float(watch)
+        threading.Thread(target=self._watch, name="spare-claim", daemon=True).start()
+
+    def _watch(self) -> None:
+        import torch.distributed as dist
+
+        try:
+            time.sleep(self.watch)
+            host, port = self.store_addr
+            store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=10))
+            self.duplicate = int(store.add(self.key, 0)) != self.before
+        except RuntimeError:  # the store is unreachable: the service guard handles that
+            pass
+        finally:
+            self._done.set()
+
+    def check(self, block: bool = False) -> None:
+        """Raise RuntimeError if a live process holds this group (``block``: wait for the
+        answer)."""
+        if block:
+            self._done.wait()
+        if self.duplicate:
+            raise RuntimeError(
+                f"group {self.group} is alive in another process: this process stands down "
+                "(start a group's process only once its previous one is dead)"
+            )
+
+
+def claim(store: Any, group: int, n_groups: int, watch: float) -> None:
+    """:class:`Claim` through ``store`` itself, answered at once (waits ``watch`` seconds when
+    the group was held before)."""
     # compare_set answers the stored value: this process's if it was the first.
     held = store.compare_set(N_GROUPS_KEY, "", str(int(n_groups))).decode()
     if held != str(int(n_groups)):

@@ -29,7 +29,7 @@ import torch.distributed as dist
 
 from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import Excluded, RunFinished, Unneeded
-from spare_fast.torch._joins import check_reachable, claim
+from spare_fast.torch._joins import Claim, check_reachable
 from spare_fast.torch._watchdog import heartbeat_timeout
 
 __all__ = ["JOIN_KEY", "Membership"]
@@ -91,6 +91,7 @@ class Membership:
         self.store: Any = None
         self.lighthouse: Any = None
         self.bounds: Bounds | None = None
+        self.claim: Claim | None = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
 
@@ -102,7 +103,10 @@ class Membership:
         check_reachable(self.me, self.lighthouse_addr, self.store_addr)
         host, port = self.store_addr
         self.store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
-        claim(self.store, self.me, self.n_groups, min(heartbeat_timeout(self.store), 0.6))
+        # Three beats of a live process (see Bounds), watched while this process goes on.
+        beat = max(min(self.heartbeat_interval.total_seconds(), 0.25), 0.01)
+        watch = min(heartbeat_timeout(self.store), 3 * beat)
+        self.claim = Claim(self.store, self.store_addr, self.me, self.n_groups, watch)
         self.lighthouse = LighthouseClient(
             addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
@@ -274,6 +278,8 @@ class Membership:
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
+        if self.claim is not None:
+            self.claim.check(block=True)
         ids = sorted(str(m.replica_id) for m in quorum.participants)
         self.store.set(f"e{self.epoch}/formed", json.dumps(ids))
         valid = {}
@@ -291,6 +297,8 @@ class Membership:
         """
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
+            if self.claim is not None:
+                self.claim.check()
             view = self.view()
             # The view may still name this group's dead process: the survivors have not found
             # it dead yet (they do at their next collective). Admission comes after that.
@@ -317,6 +325,8 @@ class Membership:
                 raise TimeoutError(
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
                 )
+        if self.claim is not None:
+            self.claim.check(block=True)
         self.members = tuple(int(g) for g in view["members"])
         self.replicas = {int(g): str(r) for g, r in view["replicas"].items()}
         self.prefix = str(view["prefix"])

@@ -103,10 +103,12 @@ class Bounds:
         heartbeat_interval: float,
         replica_id: str,
         replicas: Callable[[], dict[int, str]],
+        claimed: Callable[[], bool] = lambda: True,
     ) -> None:
         self.group = int(group)
         self.replica_id = replica_id
         self.replicas = replicas
+        self.claimed = claimed
         self.interval = max(min(float(heartbeat_interval), 0.25), 0.01)
         self.store_addr = store_addr
         # replica id -> (its liveness counter, when it last moved), for the current members
@@ -135,7 +137,8 @@ class Bounds:
     def _beat(self, store: Any) -> bool:
         now = time.monotonic()
         try:
-            store.add(f"alive/g{self.group}", 1)  # the group's: a second process sees it
+            if self.claimed():  # the group's: a second process sees it
+                store.add(f"alive/g{self.group}", 1)
             store.add(f"alive/{self.replica_id}", 1)
             for replica in list(self.replicas().values()):
                 count = int(store.add(f"alive/{replica}", 0))

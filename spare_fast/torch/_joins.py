@@ -90,6 +90,10 @@ class Claim:
         finally:
             self._done.set()
 
+    def done(self) -> bool:
+        """Whether the watch is over (this process may then beat the group's counter)."""
+        return self._done.is_set()
+
     def check(self, block: bool = False) -> None:
         """Raise RuntimeError if a live process holds this group (``block``: wait for the
         answer)."""

@@ -121,6 +121,7 @@ class Membership:
             self.heartbeat_interval.total_seconds(),
             self.replica_id,
             lambda: self.replicas,
+            self.claim.done,
         )
 
     def close(self) -> None:

@@ -194,10 +194,10 @@ class Bounds:
         store: Any = None
         next_probe = time.monotonic()
         while not self._stop.wait(self.interval):
-            if store is None and self.lost is None:
+            if store is None and self.lost is None and self._probe() is None:
                 try:
                     host, port = self.store_addr
-                    wait = timedelta(seconds=10)
+                    wait = timedelta(seconds=2)
                     store = dist.TCPStore(host, port, is_master=False, timeout=wait)
                 except RuntimeError:
                     store = None

@@ -42,6 +42,7 @@ __all__ = [
     "GLOO_BUILT",
     "Injector",
     "LoopConfig",
+    "LOOP_WIPED_OUT",
     "LoopRun",
     "PlannedFaults",
     "SignalSent",
@@ -254,6 +255,9 @@ class LoopConfig:
     slow_heal: float = 0.0
     backend: Any = "gloo"
     options: dict[str, Any] = field(default_factory=dict)
+    checkpoint_dir: str | None = None  # checkpoints every 2 steps there
+    resume: bool = False  # start from the newest valid checkpoint in checkpoint_dir
+    logs: bool = False  # stdout and stderr to out/log-g<group>-p<pid>.txt
 
 
 def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
@@ -277,6 +281,8 @@ GLOO_BUILT: list[tuple[int, int]] = []
 
 #: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
 LOOP_SLOTS = 3
+#: Exit code of a :func:`loop_worker` whose group met a wipe-out.
+LOOP_WIPED_OUT = 5
 
 
 def loop_worker(cfg: LoopConfig, progress: Any) -> None:
@@ -292,11 +298,18 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
     import numpy as np
 
     from spare_fast.layout import Layout
-    from spare_fast.torch import mlp
+    from spare_fast.torch import WipeOutError, mlp, newest_checkpoint
     from spare_fast.torch._group import SpareGroup
 
     torch.set_num_threads(1)
     base = cfg.slot * LOOP_SLOTS
+    if cfg.logs:
+        log = os.open(
+            os.path.join(cfg.out, f"log-g{cfg.group}-p{os.getpid()}.txt"),
+            os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+        )
+        os.dup2(log, 1)
+        os.dup2(log, 2)
 
     class Reporting(Observer):
         def on_phase(self, group: int, epoch: int, step: int, phase: Phase, bucket: int) -> None:
@@ -326,12 +339,15 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         quorum_timeout=30.0,
         quorum_poll=0.5,
         observers=[reporting],
+        checkpoint_dir=cfg.checkpoint_dir,
+        checkpoint_every=2,
         **cfg.options,
     )
     reporting.on_phase(cfg.group, 0, 0, Phase.STARTING, 0)
     code = 0
     try:
-        group.start()
+        assert cfg.checkpoint_dir is not None or not cfg.resume
+        group.start(newest_checkpoint(cfg.checkpoint_dir) if cfg.resume else None)
         while group.step < cfg.steps:
             group.reduce(compute)
             optim.step()
@@ -349,6 +365,9 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
                 fh,
             )
         reporting.on_phase(cfg.group, 0, cfg.steps, Phase.FINISH, 0)
+    except WipeOutError as exc:
+        print(f"group {cfg.group}: {exc}", flush=True)
+        code = LOOP_WIPED_OUT
     except BaseException as exc:  # noqa: BLE001 - reported, then the process ends
         import traceback
 
@@ -380,6 +399,11 @@ class LoopRun:
         pause: Extra seconds per step in every worker.
         heartbeat_timeout: The lighthouse's heartbeat timeout, seconds.
         backend: The workers' collective backend (``"gloo"`` or a picklable factory).
+        checkpoint_dir: Where the workers write checkpoints (every 2 steps); none by default.
+        service_timeout: How long the workers wait for a lost lighthouse or store, seconds.
+        services: ``(lighthouse address, store HOST:PORT)`` served elsewhere; by default a
+            lighthouse and a store are served in this process.
+        logs: Each worker's stdout and stderr go to ``out/log-g<group>-p<pid>.txt``.
     """
 
     def __init__(
@@ -391,6 +415,10 @@ class LoopRun:
         pause: float = 0.05,
         heartbeat_timeout: float = 1.0,
         backend: Any = "gloo",
+        checkpoint_dir: str | None = None,
+        service_timeout: float | None = None,
+        services: tuple[str, str] | None = None,
+        logs: bool = False,
     ) -> None:
         import multiprocessing
 
@@ -398,11 +426,27 @@ class LoopRun:
 
         self.layout, self.steps, self.out, self.host, self.pause = layout, steps, out, host, pause
         self.backend = backend
-        self.service = serve(
-            host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
-        )
-        self.lighthouse_addr = self.service.lighthouse_addr
-        self.store = self.service.store
+        self.checkpoint_dir = checkpoint_dir
+        self.logs = logs
+        from spare_fast.torch._bounds import publish_service_timeout
+        from spare_fast.torch._watchdog import publish_heartbeat_timeout
+
+        self.service: Any = None
+        if services is None:
+            self.service = serve(
+                host, join_timeout_ms=30_000, heartbeat_timeout_ms=int(heartbeat_timeout * 1000)
+            )
+            self.lighthouse_addr = self.service.lighthouse_addr
+            self.store = self.service.store
+            publish_heartbeat_timeout(self.store, heartbeat_timeout)
+        else:  # served elsewhere (``spare-fast lighthouse`` in a process of its own)
+            import torch.distributed as dist
+
+            self.lighthouse_addr, store_addr = services
+            store_host, _, store_port = store_addr.rpartition(":")
+            self.store = dist.TCPStore(store_host, int(store_port), is_master=False)
+        if service_timeout is not None:
+            publish_service_timeout(self.store, service_timeout)
         self.ctx = multiprocessing.get_context("forkserver")
         self.ctx.set_forkserver_preload(
             [
@@ -417,10 +461,17 @@ class LoopRun:
         self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
         self.procs: list[tuple[int, Any]] = []
 
-    def start(self, group: int, slow_heal: float = 0.0, stacks: Any = None, **options: Any) -> int:
-        """Start a process for ``group``; returns its slot. ``stacks``: another layout for
-        this process; ``options``: more keyword arguments of its
-        :class:`~spare_fast.torch.SpareGroup`."""
+    def start(
+        self,
+        group: int,
+        slow_heal: float = 0.0,
+        resume: bool = False,
+        stacks: Any = None,
+        **options: Any,
+    ) -> int:
+        """Start a process for ``group`` (from the newest checkpoint if ``resume``); returns
+        its slot. ``stacks``: another layout for this process; ``options``: more keyword
+        arguments of its :class:`~spare_fast.torch.SpareGroup`."""
         slot = len(self.procs)
         cfg = LoopConfig(
             group,
@@ -435,6 +486,9 @@ class LoopRun:
             slow_heal,
             self.backend,
             dict(options),
+            self.checkpoint_dir,
+            resume,
+            self.logs,
         )
         proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
         proc.start()
@@ -473,7 +527,8 @@ class LoopRun:
             if proc.exitcode is None:
                 proc.kill()
             proc.join()
-        self.service.shutdown()
+        if self.service is not None:
+            self.service.shutdown()
 
     def __enter__(self) -> LoopRun:
         return self

@@ -119,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     except ServeError as exc:
         flag = "--bind" if exc.what == "lighthouse" else "--store-port"
         raise UsageError(f"{flag}: {exc}") from None
+    from spare_fast.torch._watchdog import publish_heartbeat_timeout
+
+    # The group processes' watchdogs kill a silent process after the same timeout.
+    publish_heartbeat_timeout(service.store, args.heartbeat_timeout_ms / 1000)
     done = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:

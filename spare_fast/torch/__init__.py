@@ -41,6 +41,7 @@ except ImportError as _e:
 
 from spare_fast.torch import mlp, tiny
 from spare_fast.torch._checkpoint import CheckpointError, Checkpoints
+from spare_fast.torch._epochs import newest_checkpoint
 from spare_fast.torch._errors import (
     EXIT_CODES,
     AuthenticationError,
@@ -98,6 +99,7 @@ __all__ = [
     "WorkerState",
     "WipeOutError",
     "mlp",
+    "newest_checkpoint",
     "tiny",
     "parse_kill",
     "type_seed",

@@ -1,5 +1,6 @@
 """SpareGroup: SPARe inside the user's own training loop (one process = one SPARe group, or
-one torchrun of K ranks running FSDP2 or tensor parallelism inside: docs/guide/executor-many-ranks.md).
+one torchrun of K ranks running FSDP2 or tensor parallelism inside; see the documentation's
+guide "Groups of many ranks", docs/guide/executor-many-ranks.md).
 
 Each step the user calls :meth:`SpareGroup.reduce` (compute this group's types, all-reduce,
 mask any failure inside the step, set ``grad = (1/N) * sum``), steps the optimizer and the
@@ -22,6 +23,7 @@ at the boundary). The group composes collaborators, each in its own module:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -395,6 +397,7 @@ class SpareGroup:
                 # member through the sum (and every rank through agree_step), so all admit it
                 # after the same step.
                 reduced[lay.join] = float(self.membership.join_count())
+            since = time.perf_counter()
             ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
             # A failure on any rank of the group sends all its ranks into recovery.
             ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
@@ -402,7 +405,7 @@ class SpareGroup:
                 reduced[lay.join] = float(waiting)
                 break
             self.collectives.drop()
-            self.recovery.recover_until_built(compute)
+            self.recovery.recover_until_built(compute, since)
         lay.apply(reduced, cur.buffers, self.n_types)
         self._pending = (cur, reduced)
         return lay.mean_loss(reduced, self.n_types)

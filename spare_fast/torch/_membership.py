@@ -37,9 +37,12 @@ from typing import Any
 import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey, read_json
+from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
 from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
 from spare_fast.torch._identity import compare
+from spare_fast.torch._joins import Claim, check_reachable
+from spare_fast.torch._watchdog import heartbeat_timeout
 
 __all__ = ["JOIN_KEY", "Membership", "data_of", "valid_view"]
 
@@ -109,6 +112,8 @@ class Membership:
         self.n_ranks = 1
         self.store: Any = None
         self.lighthouse: Any = None
+        self.bounds: Bounds | None = None
+        self.claim: Claim | None = None
         self._stop = threading.Event()
         self._beat: threading.Thread | None = None
         self.auth = auth or RunKey(None)
@@ -123,17 +128,35 @@ class Membership:
         """Connect to the store and the lighthouse; start heartbeating."""
         from torchft.coordination import LighthouseClient
 
+        check_reachable(self.me, self.lighthouse_addr, self.store_addr)
         host, port = self.store_addr
         self.store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        # Three beats of a live process (see Bounds), watched while this process goes on.
+        beat = max(min(self.heartbeat_interval.total_seconds(), 0.25), 0.01)
+        watch = min(heartbeat_timeout(self.store), 3 * beat)
+        self.claim = Claim(self.store, self.store_addr, self.me, self.n_groups, watch)
         self.lighthouse = LighthouseClient(
             addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10)
         )
         self._beat = threading.Thread(target=self._heartbeat, daemon=True)
         self._beat.start()
+        # A watchdog against freezing, a guard against losing the lighthouse or the store.
+        self.bounds = Bounds(
+            self.me,
+            self.lighthouse_addr,
+            self.store_addr,
+            self.store,
+            self.heartbeat_interval.total_seconds(),
+            self.replica_id,
+            lambda: self.replicas,
+            self.claim.done,
+        )
 
     def close(self) -> None:
         """Stop heartbeating."""
         self._stop.set()
+        if self.bounds is not None:
+            self.bounds.close()
 
     def _heartbeat(self) -> None:
         from torchft.coordination import LighthouseClient
@@ -296,13 +319,17 @@ class Membership:
             if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
                 break
             if time.monotonic() > deadline:
+                missing = sorted(set(everyone) - set(groups))
                 raise TimeoutError(
                     f"epoch {self.epoch}: no quorum of all {n} groups within "
-                    f"{self.quorum_timeout.total_seconds()} s (last: groups {groups})"
+                    f"{self.quorum_timeout.total_seconds()} s: group(s) {missing} never "
+                    f"joined (last quorum: groups {groups})"
                 )
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
+        if self.claim is not None:
+            self.claim.check(block=True)
         check_ranks(data)
         valid = {int(d["group"]): d for d in data}
         # Every group got this same quorum: all stop here, before any step, if they differ.
@@ -327,6 +354,8 @@ class Membership:
             )
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
+            if self.claim is not None:
+                self.claim.check()
             view = self.view()
             # The view may still name this group's dead process: the survivors have not found
             # it dead yet (they do at their next collective). Admission comes after that.
@@ -357,6 +386,8 @@ class Membership:
                 raise TimeoutError(
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
                 )
+        if self.claim is not None:
+            self.claim.check(block=True)
         self.members = tuple(int(g) for g in view["members"])
         self.replicas = {int(g): str(r) for g, r in view["replicas"].items()}
         self.prefix = str(view["prefix"])
@@ -364,8 +395,14 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
+
+        def read() -> int:
+            return self._count(0)
+
         try:
-            self._joins = self._count(0)
+            # While the lighthouse or the store is down, wait for it (the guard ends the
+            # process once the bound has passed) instead of repairing a counter it cannot read.
+            self._joins = read() if self.bounds is None else self.bounds.retry(read)
         except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
             log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
             self.store.set(JOIN_KEY, str(self._joins))

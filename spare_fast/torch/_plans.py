@@ -100,10 +100,9 @@ class Stall:
     outside and SIGCONT ``seconds`` later.
 
     A suspended process neither heartbeats nor answers collectives, but it is not dead: if
-    the pause outlasts the heartbeat timeout and the collective timeout, the others agree a
-    membership without it and carry on. The launcher then kills it (a process dropped from the
-    agreed membership must not make later quorums wait for it); one that wakes first finds
-    itself dropped and stands down (exit code 3). Fires once, in the group's first process.
+    the pause outlasts the heartbeat timeout, its watchdog kills it (SIGKILL) and the others
+    agree a membership without it and carry on; a shorter pause is only a slow step. Fires
+    once, in the group's first process.
 
     Parameters
     ----------

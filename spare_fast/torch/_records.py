@@ -13,7 +13,9 @@ import os
 import signal
 from typing import Any
 
+from spare_fast.torch._bounds import EXIT_SERVICE_LOST
 from spare_fast.torch._checkpoint import Checkpoints
+from spare_fast.torch._procs import EXIT_LOST
 from spare_fast.torch._types import EventRecord, StepRecord
 from spare_fast.torch._worker import EXIT_EXCLUDED, EXIT_UNNEEDED
 
@@ -31,6 +33,8 @@ def describe(code: int | None) -> str:
     return {
         EXIT_EXCLUDED: "stood down (dropped by the others)",
         EXIT_UNNEEDED: "not needed",
+        EXIT_SERVICE_LOST: "ended: it lost the lighthouse or the store",
+        EXIT_LOST: "ended (its status was lost with the fork server: killed by a signal)",
     }.get(code, f"exit code {code}")
 
 
@@ -119,7 +123,7 @@ def collect(
             for g in rec["groups"]:
                 rejoins.add((int(rec["epoch"]), int(g), int(rec["step"])))
             continue
-        if rec["kind"] == "error":
+        if rec["kind"] in ("error", "exit"):
             continue
         if rec["kind"] == "wipeout":
             ev = event(rec["event"])

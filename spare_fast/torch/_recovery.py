@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from spare_fast.torch._compute import ComputeFn
+from spare_fast.torch._epochs import mark_wiped, run_epoch
 from spare_fast.torch._errors import Excluded, ProtocolError, Unneeded, WipeOutError
 from spare_fast.torch._healer import HealState
 from spare_fast.torch._identity import of_group
@@ -44,6 +45,8 @@ class Recovery:
         if how == "rejoin":
             self.rejoin()
             return
+        if how == "any":  # the user's own process: after a wipe-out, the next epoch
+            g.membership.epoch = run_epoch(g.membership.store)
         if checkpoint is not None:
             g._load_checkpoint(checkpoint)
         if how == "any" and g.membership.formed():
@@ -89,9 +92,15 @@ class Recovery:
 
     def build_pg(self) -> None:
         m = self.g.membership
-        self.g.ranks.together(
-            lambda: self.g.collectives.build(m.store, m.prefix, m.rank(), len(m.members))
-        )
+
+        def build(store: Any) -> None:
+            self.g.collectives.build(store, m.prefix, m.rank(), len(m.members))
+
+        if m.bounds is None:
+            self.g.ranks.together(lambda: build(m.store))
+        else:  # a member that died after the quorum must not hold the others for long
+            bounds = m.bounds
+            self.g.ranks.together(lambda: bounds.guarded(build, dict(m.replicas)))
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> None:
         needs = self.g.membership.adopt(quorum, valid)
@@ -127,16 +136,23 @@ class Recovery:
         self.g.join_seen = got.join_seen
         self.g.has_state = True
 
-    def recover_until_built(self, compute: ComputeFn | None = None) -> None:
+    def recover_until_built(
+        self, compute: ComputeFn | None = None, since: float | None = None
+    ) -> None:
+        """``since``: when this process began waiting on the collective that failed (the
+        detection time of the event counts from there)."""
         self.g._report(Phase.RECOVER)
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if since is None else since
         while True:
             self.g.collectives.drop()
             try:
                 self.apply(self.g.membership.quorum(shrink_only=True), t0, compute)
                 return
             except RuntimeError:
-                continue  # a member died while the new group was being built or healed
+                # A member died while the new group was being built or healed; or the
+                # lighthouse or the store is unreachable: then retry at the guard's pace.
+                if self.g.membership.bounds is not None:
+                    self.g.membership.bounds.pace()
 
     def admit(self) -> None:
         """Step boundary: a quorum open to waiting replacements; rejoin and heal them."""
@@ -196,6 +212,7 @@ class Recovery:
         event = self.g.decider.fail(dead, quorum_id, t0, cur, self.g.committed)
         if event.status != "OK":
             self.g._write({"kind": "wipeout", "event": asdict(event), "members": self.g.members})
+            mark_wiped(self.g.membership.store, self.g.membership.epoch, self.g.members)
             raise WipeOutError(event)
         if cur is None and self.g.verbose and self.g.membership.lead_after(dead):
             print(

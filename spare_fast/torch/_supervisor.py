@@ -23,9 +23,11 @@ import torch
 from spare_fast.torch._auth import RunKey, read_json
 from spare_fast.torch._checkpoint import Checkpoints
 from spare_fast.torch._membership import valid_view
+from spare_fast.torch._procs import WorkerProcess, start_child
 from spare_fast.torch._records import collect, describe, last_ends, last_epoch, last_error
 from spare_fast.torch._serve import serve
 from spare_fast.torch._types import RunResult
+from spare_fast.torch._watchdog import publish_heartbeat_timeout
 from spare_fast.torch._worker import EXIT_UNNEEDED, FINAL, PROGRESS_SLOTS, WorkerConfig, main
 
 __all__ = ["Supervisor"]
@@ -77,8 +79,8 @@ class Supervisor:
             self.resumed_from = int(Checkpoints.load(self.checkpoint)["step"])
             trainer._say(f"resuming from {self.checkpoint} (step {self.resumed_from})")
         n = self.n
-        self.procs: dict[int, Any] = {}  # group -> its current process
-        self.every: list[tuple[int, Any]] = []  # every process started, in order
+        self.procs: dict[int, WorkerProcess] = {}  # group -> its current process
+        self.every: list[tuple[int, WorkerProcess]] = []  # every process started, in order
         self.handled: set[int] = set()  # pids whose end was acted on
         self.pids: dict[int, list[int]] = {g: [] for g in range(n)}
         self.early: dict[int, list[int]] = {g: [] for g in range(n)}  # exits before formation
@@ -133,8 +135,9 @@ class Supervisor:
             observers=tuple(t.observers) + (() if legacy is None else (legacy,)),
         )
         self.started_first.add(group)
-        proc = self.ctx.Process(target=main, args=(cfg, self.progress), name=f"spare-g{group}")
-        proc.start()
+        child = self.ctx.Process(target=main, args=(cfg, self.progress), name=f"spare-g{group}")
+        start_child(child)
+        proc = WorkerProcess(child, group, self.folder)
         self.procs[group] = proc
         self.every.append((group, proc))
         self.pids[group].append(int(proc.pid))
@@ -147,7 +150,10 @@ class Supervisor:
 
     def new_epoch(self, survivors: set[int], why: str) -> None:
         """Restart every group from the newest valid checkpoint; ``survivors`` reload it in
-        place, the other groups get new processes."""
+        place, the other groups get new processes.
+
+        The new processes start only once every other process of the run is gone, checked by
+        PID: two generations of workers never train at once."""
         self.restarts += 1
         if self.restarts > self.t.max_restarts:
             raise RuntimeError(
@@ -159,15 +165,15 @@ class Supervisor:
         self.repair_at.clear()
         self.ckpts.remove_partial()
         self.checkpoint = self.pick_checkpoint()
+        keep = {self.procs[g].pid for g in survivors}
+        for _, old in self.every:  # dropped by the others but still running, or unseen
+            if old.pid not in keep:
+                old.end()
         key = f"e{self.epoch}/checkpoint"
         self.service.store.set(key, self.auth.wrap(key, self.checkpoint or ""))
         for g in range(self.n):
             if g in survivors:
                 continue
-            old = self.procs[g]
-            if old.exitcode is None:  # dropped by the others but still running
-                old.kill()
-                old.join()
             self.early[g].clear()
             self.start(g)
 
@@ -278,6 +284,7 @@ class Supervisor:
             quorum_tick_ms=20,
             heartbeat_timeout_ms=int(t.heartbeat_timeout.total_seconds() * 1000),
         )
+        publish_heartbeat_timeout(self.service.store, t.heartbeat_timeout.total_seconds())
         self.progress = self.ctx.Array("q", self.n * PROGRESS_SLOTS, lock=False)
         t._progress = self.progress
         try:
@@ -302,8 +309,8 @@ class Supervisor:
         steps, wiped, rollbacks, rejoins = collect(self.folder, self.t.spec.steps)
         exit_codes: dict[int, list[int]] = {g: [] for g in range(self.n)}
         for g, proc in self.every:
-            proc.join()
-            exit_codes[g].append(int(proc.exitcode))
+            proc.wait()
+            exit_codes[g].append(int(proc.exitcode or 0))
         return RunResult(
             params={k: v.clone() for k, v in blob["model"].items()},
             steps=steps,
@@ -321,10 +328,9 @@ class Supervisor:
     def close(self) -> None:
         """Kill what still runs, stop the service, remove partial files."""
         for _, proc in self.every:
-            if proc.exitcode is None:
-                proc.kill()
+            proc.kill()
         for _, proc in self.every:
-            proc.join()
+            proc.wait()
             proc.close()
         if self.service is not None:
             self.service.shutdown()

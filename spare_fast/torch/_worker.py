@@ -47,6 +47,7 @@ from spare_fast.layout import Layout
 from spare_fast.torch._errors import Excluded, RunFinished, Unneeded, WipeOutError
 from spare_fast.torch._group import SpareGroup
 from spare_fast.torch._observer import Observer
+from spare_fast.torch._procs import record_exit
 from spare_fast.torch._types import Phase, TrainSpec
 
 #: Exit code of a worker that found itself dropped from the membership (a false death).
@@ -107,6 +108,9 @@ def main(cfg: WorkerConfig, progress: Any) -> None:
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
+    # The launcher reads the status from here when the fork server that reaps this process is
+    # gone (see spare_fast.torch._procs).
+    record_exit(cfg.run_dir, cfg.group, code)
     # Leave without interpreter teardown: the lighthouse client's runtime and gloo's threads
     # abort the process (SIGABRT) when destroyed during shutdown. Everything this worker must
     # leave behind (records, checkpoints) is closed and renamed by now.
@@ -155,7 +159,13 @@ class _Progress(Observer):
 
 def _die_with_parent() -> None:
     """End this process when the launcher is gone (killed, or its run ended): nobody will
-    collect this run, so do not linger in collectives and quorums until their timeouts."""
+    collect this run, so do not linger in collectives and quorums until their timeouts.
+
+    The parent of a worker is the fork server, not the launcher, so a parent-death signal
+    (``PR_SET_PDEATHSIG``) would end every worker with the fork server, a helper the run must
+    survive. The sentinel watched here is the launcher's own end of the pipe it sent this
+    process's arguments through: the kernel closes it when the launcher dies, however it dies,
+    and not when the fork server does."""
     import multiprocessing
     import threading
 

@@ -1,0 +1,272 @@
+"""Bounded time for the failures a group process cannot mask: a frozen self, a lost service.
+
+:class:`Bounds` is started by the group's membership when it connects and gathers:
+
+- the :class:`~spare_fast.torch._watchdog.Watchdog` that kills this process from outside when
+  it falls silent (stopped or hung) for the lighthouse's heartbeat timeout;
+- liveness in the store: the guard thread adds one to ``alive/<replica id>`` (and to
+  ``alive/g<group>``) every heartbeat interval and reads the current members' counters, so
+  that a rendezvous of a new process group (:meth:`Bounds.guarded`) gives up on a member
+  that died after the quorum that named it within the heartbeat timeout, instead of waiting
+  out the collective timeout;
+- a service guard: the same thread opens a TCP connection to the lighthouse and to the store
+  every :data:`PROBE_SECONDS`. An operation on them that fails while either is unreachable
+  waits until both answer again, then is retried (no loop of failing calls, no flood of
+  connection warnings); when both answer again within the bound the run goes on. Unreachable
+  for the whole bound (``run/service_timeout_ms`` in the store, else
+  ``SPARE_FAST_SERVICE_TIMEOUT`` seconds, else :data:`DEFAULT_SERVICE_TIMEOUT`), the process
+  prints one line and exits with :data:`EXIT_SERVICE_LOST`; so it does at once when the store
+  comes back empty (restarted in place: the run's memberships are gone with the old one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from spare_fast.torch._joins import N_GROUPS_KEY
+from spare_fast.torch._watchdog import Watchdog, heartbeat_timeout
+
+__all__ = [
+    "DEFAULT_SERVICE_TIMEOUT",
+    "EXIT_SERVICE_LOST",
+    "SERVICE_KEY",
+    "Bounds",
+    "publish_service_timeout",
+]
+
+#: Exit code of a group process that lost the lighthouse or the store for the whole bound.
+EXIT_SERVICE_LOST = 75
+#: Seconds a lost lighthouse or store is waited for before the process exits.
+DEFAULT_SERVICE_TIMEOUT = 30.0
+#: Store key holding that bound in milliseconds (written by whoever serves the run).
+SERVICE_KEY = "run/service_timeout_ms"
+#: Seconds between two probes of the services (and between retries while they are down).
+PROBE_SECONDS = 0.5
+
+T = TypeVar("T")
+
+
+def publish_service_timeout(store: Any, seconds: float) -> None:
+    """Tell the run's processes how long a lost lighthouse or store is waited for."""
+    store.set(SERVICE_KEY, str(int(round(float(seconds) * 1000))))
+
+
+def _service_timeout(store: Any) -> float:
+    with contextlib.suppress(RuntimeError, ValueError):
+        if store.check([SERVICE_KEY]):
+            return max(int(store.get(SERVICE_KEY).decode()) / 1000.0, PROBE_SECONDS)
+    with contextlib.suppress(KeyError, ValueError):
+        return max(float(os.environ["SPARE_FAST_SERVICE_TIMEOUT"]), PROBE_SECONDS)
+    return DEFAULT_SERVICE_TIMEOUT
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            return True
+    except OSError:
+        return False
+
+
+class Bounds:
+    """The watchdog and the service guard of one group process.
+
+    Parameters
+    ----------
+    group : int
+        This process's group.
+    lighthouse_addr : str
+        ``http://HOST:PORT`` of the lighthouse.
+    store_addr : tuple of (str, int)
+        The run's store.
+    store : TCPStore
+        A connected client of that store (read once, for the published timeouts).
+    heartbeat_interval : float
+        Seconds between the watchdog's beats.
+    """
+
+    def __init__(
+        self,
+        group: int,
+        lighthouse_addr: str,
+        store_addr: tuple[str, int],
+        store: Any,
+        heartbeat_interval: float,
+        replica_id: str,
+        replicas: Callable[[], dict[int, str]],
+        claimed: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.group = int(group)
+        self.replica_id = replica_id
+        self.replicas = replicas
+        self.claimed = claimed
+        self.interval = max(min(float(heartbeat_interval), 0.25), 0.01)
+        self.store_addr = store_addr
+        # replica id -> (its liveness counter, when it last moved), for the current members
+        self.seen: dict[str, tuple[int, float]] = {}
+        url = urlparse(lighthouse_addr)
+        self.services = {
+            f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
+            f"store {store_addr[0]}:{store_addr[1]}": (store_addr[0], int(store_addr[1])),
+        }
+        self.heartbeat_timeout = heartbeat_timeout(store)
+        self.service_timeout = _service_timeout(store)
+        self.watchdog = Watchdog(self.group, self.heartbeat_timeout, heartbeat_interval)
+        self.lost: str | None = None  # the first service found unreachable, while it is
+        self.lost_since = 0.0
+        self.started = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._guard, name="spare-guard", daemon=True)
+        self._thread.start()
+
+    def _probe(self) -> str | None:
+        for name, (host, port) in self.services.items():
+            if not _reachable(host, port):
+                return name
+        return None
+
+    def _beat(self, store: Any) -> bool:
+        now = time.monotonic()
+        try:
+            if self.claimed():  # the group's: a second process sees it
+                store.add(f"alive/g{self.group}", 1)
+            store.add(f"alive/{self.replica_id}", 1)
+            for replica in list(self.replicas().values()):
+                count = int(store.add(f"alive/{replica}", 0))
+                if self.seen.get(replica, (None, 0.0))[0] != count:
+                    self.seen[replica] = (count, now)
+        except RuntimeError:  # the store is unreachable: the probe says for how long
+            return False
+        return True
+
+    def silent(self, replicas: dict[int, str]) -> list[int]:
+        """The groups of ``replicas`` (group -> replica id) whose process's liveness counter
+        has not moved for the heartbeat timeout (one not watched yet is not silent)."""
+        now = time.monotonic()
+        return [
+            g
+            for g, r in sorted(replicas.items())
+            if g != self.group and now - self.seen.get(r, (0, now))[1] > self.heartbeat_timeout
+        ]
+
+    def guarded(self, op: Callable[[Any], T], members: dict[int, str]) -> T:
+        """``op(store)`` (a rendezvous of ``members``, group -> replica id, through ``store``,
+        a client of the run's store of its own) in a thread of its own; RuntimeError as soon
+        as a member falls silent for the heartbeat timeout (``op`` then ends by itself at its
+        own timeout, its result unused, without holding the process's own store client
+        meanwhile)."""
+        import torch.distributed as dist
+
+        done = threading.Event()
+        out: list[Any] = []
+        host, port = self.store_addr
+        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+
+        def run() -> None:
+            try:
+                out.append((True, op(store)))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                out.append((False, exc))
+            done.set()
+
+        threading.Thread(target=run, name="spare-rendezvous", daemon=True).start()
+        while not done.wait(self.interval):
+            silent = self.silent(members)
+            if silent:
+                raise RuntimeError(f"groups {silent} fell silent during the rendezvous")
+        ok, value = out[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _guard(self) -> None:
+        import torch.distributed as dist
+
+        store: Any = None
+        next_probe = time.monotonic()
+        while not self._stop.wait(self.interval):
+            if store is None and self.lost is None and self._probe() is None:
+                try:
+                    host, port = self.store_addr
+                    wait = timedelta(seconds=2)
+                    store = dist.TCPStore(host, port, is_master=False, timeout=wait)
+                except RuntimeError:
+                    store = None
+            if store is not None and not self._beat(store):
+                store = None
+            now = time.monotonic()
+            if now < next_probe:
+                continue
+            next_probe = now + PROBE_SECONDS
+            lost = self._probe()
+            if lost is None:
+                if self.lost is not None and not self._store_kept():
+                    self._end(
+                        f"the store {self.store_addr[0]}:{self.store_addr[1]} came back empty"
+                    )
+                self.lost = None
+                continue
+            if self.lost is None:
+                self.lost, self.lost_since = lost, now
+            elif now - self.lost_since >= self.service_timeout:
+                self._end(f"lost the {self.lost} for {self.service_timeout:.0f} s")
+
+    def _end(self, why: str) -> None:
+        print(
+            f"group {self.group}: {why}: ending this process (exit code {EXIT_SERVICE_LOST})",
+            file=sys.stderr,
+            flush=True,
+        )
+        os._exit(EXIT_SERVICE_LOST)
+
+    def _store_kept(self) -> bool:
+        """After an outage: whether the store still holds the run (a store restarted in its
+        place is empty: the memberships published there are gone, and the run cannot go on)."""
+        import torch.distributed as dist
+
+        try:
+            host, port = self.store_addr
+            fresh = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+            return bool(fresh.check([N_GROUPS_KEY]))
+        except RuntimeError:
+            return True  # unreachable again: the next probes decide
+
+    def down(self) -> bool:
+        """Whether a service is unreachable now (probed on the spot)."""
+        if self.lost is None:
+            self.lost = self._probe()
+            if self.lost is not None:
+                self.lost_since = time.monotonic()
+        return self.lost is not None
+
+    def retry(self, op: Callable[[], T]) -> T:
+        """``op()``; when it fails while a service is down, wait until the service answers
+        again (the guard ends the process once the bound has passed), then retry it; other
+        errors propagate."""
+        while True:
+            try:
+                return op()
+            except RuntimeError:
+                if not self.down():
+                    raise
+            self.pace()
+
+    def pace(self) -> None:
+        """After a failed operation: while a service is down, wait until it answers again
+        (nothing is retried meanwhile: no loop of failing calls, no flood of warnings)."""
+        while self.down():
+            time.sleep(PROBE_SECONDS)
+
+    def close(self) -> None:
+        """Stop the guard and the watchdog (this process leaves by itself)."""
+        self._stop.set()
+        self.watchdog.close()

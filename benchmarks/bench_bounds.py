@@ -2,7 +2,7 @@
 
     python -m pytest benchmarks/bench_bounds.py --benchmark-enable --benchmark-only -s
 
-Own-loop runs (tests/_torch_harness.py's LoopRun: a lighthouse and a store in this process,
+Own-loop runs (tests/torch/_torch_harness.py's LoopRun: a lighthouse and a store in this process,
 SpareGroup workers as processes on 127.0.0.2, signals by PID from here), heartbeat timeout
 T = 1 s. Each figure is a ratio to T, in the benchmark's ``extra_info`` (and printed):
 
@@ -18,27 +18,18 @@ Every run asserts the failure-free weights; none asserts a time.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import signal
 import statistics
-import sys
 import tempfile
 import time
 
-import pytest
+import torch
+from _torch_harness import LoopRun, max_rel_diff, reference_params
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "tests"))
-
-from _torch_harness import LoopRun, max_rel_diff, reference_params  # noqa: E402
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import TrainSpec, mlp  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import TrainSpec, mlp
 
 T = 1.0  # heartbeat timeout, seconds
 STEPS = 60

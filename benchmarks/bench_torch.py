@@ -13,18 +13,11 @@ weights); none asserts a time.
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
 
-import pytest
-
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import Kill, SpareTrainer, TrainSpec, mlp, tiny  # noqa: E402
-from spare_fast.torch.testing import (  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import Kill, SpareTrainer, TrainSpec, mlp, tiny
+from spare_fast.torch.testing import (
     PlannedFaults,
     ddp_step_seconds,
     max_rel_diff,

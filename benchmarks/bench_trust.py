@@ -14,26 +14,16 @@ asserts the failure-free weights; nothing asserts a time.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import statistics
-import sys
-from pathlib import Path
 
-import pytest
+import torch
+from _torch_harness import LoopRun
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from _torch_harness import LoopRun  # noqa: E402
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import TrainSpec, mlp  # noqa: E402
-from spare_fast.torch.testing import max_rel_diff, reference_params  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import TrainSpec, mlp
+from spare_fast.torch.testing import max_rel_diff, reference_params
 
 LAYOUT = Layout.cyclic(4, 2)
 WARMUP, TIMED = 5, 60

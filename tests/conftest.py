@@ -1,9 +1,9 @@
 """What several test files share: the ``torch`` marker and the fixtures below.
 
 * ``@pytest.mark.torch`` marks a test that needs the torch extra (torch and torchft); without
-  it such a test is skipped, with the missing package as the reason.  Test modules that import
-  torch at their top (``test_torch_*.py``, ``torch/``) are not collected at all then, and the
-  session header says why, so no module needs a skip preamble of its own.
+  it such a test is skipped, with the missing package as the reason.  The executor's tests sit
+  in ``torch/`` (every one marked there); without the extra that folder is not collected at
+  all, and the session header says why, so no module needs a skip preamble of its own.
 * ``requires_torch``: a fixture for a test that imports torch itself; it skips the test
   without the extra and returns the ``torch`` module.
 * ``run_cli``: runs ``spare-fast`` in this process and returns the exit status with what it
@@ -30,7 +30,7 @@ def _torch_missing() -> str | None:
 TORCH_MISSING = _torch_missing()
 
 # Modules that import torch at their top cannot even be collected without it.
-collect_ignore_glob = ["torch/*", "test_torch_*.py"] if TORCH_MISSING else []
+collect_ignore_glob = ["torch/*"] if TORCH_MISSING else []
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,39 +1,36 @@
 """Bounded time for every failure, and the own loop's restart after a wipe-out.
 
-Own-loop runs use tests/_torch_harness.py's LoopRun: a lighthouse and a store in this process,
-SpareGroup workers as processes on 127.0.0.2, signals by PID from here.
+Own-loop runs use the LoopRun of _torch_harness.py: a lighthouse and a store in this
+process, SpareGroup workers as processes on 127.0.0.2, signals by PID from here.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 
 import pytest
-
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-
-from _torch_harness import (  # noqa: E402
+import torch
+from _torch_harness import (
     LOOP_WIPED_OUT,
+    REPO_ROOT,
     LoopRun,
     alive_pids,
     max_rel_diff,
     reference_params,
 )
 
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import SpareGroup, TrainSpec, mlp, newest_checkpoint  # noqa: E402
-from spare_fast.torch._bounds import EXIT_SERVICE_LOST  # noqa: E402
-from spare_fast.torch._joins import claim  # noqa: E402
-from spare_fast.torch._serve import serve  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import SpareGroup, TrainSpec, mlp, newest_checkpoint
+from spare_fast.torch._bounds import EXIT_SERVICE_LOST
+from spare_fast.torch._joins import claim
+from spare_fast.torch._serve import serve
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)
@@ -119,18 +116,45 @@ def _events_file(run: LoopRun, slot: int) -> str:
 def _serve_elsewhere(
     heartbeat_ms: int, bind: str = "127.0.0.2:0", store_port: int = 0
 ) -> tuple[subprocess.Popen[str], str, str]:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """``spare-fast lighthouse`` as a process: (process, lighthouse address, store address)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", bind,
          "--store-port", str(store_port),
          "--heartbeat-timeout-ms", str(heartbeat_ms), "--join-timeout-ms", "30000"],
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"},
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": REPO_ROOT, "RUST_LOG": "warn"},
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
     words = proc.stdout.readline().split()  # type: ignore[union-attr]
     return proc, words[1], words[3]
+
+
+def _stop(server: subprocess.Popen[str]) -> None:
+    if server.poll() is None:
+        server.kill()
+    server.wait()
+    if server.stdout is not None:
+        server.stdout.close()
+
+
+@contextlib.contextmanager
+def _four_groups_past_step_two(
+    tmp_path, lighthouse: str, store: str, bound: float
+) -> Iterator[tuple[LoopRun, list[int]]]:
+    """Four groups on the given services, each past its second step."""
+    with LoopRun(
+        LAYOUT,
+        STEPS,
+        str(tmp_path),
+        services=(lighthouse, store),
+        service_timeout=bound,
+        logs=True,
+        pause=0.2,
+    ) as run:
+        slots = [run.start(g) for g in range(4)]
+        run.wait(lambda: min(run.state(s)[1] for s in slots) >= 2)
+        yield run, slots
 
 
 def test_losing_the_lighthouse_ends_every_group_within_the_bound_with_one_line(
@@ -139,28 +163,14 @@ def test_losing_the_lighthouse_ends_every_group_within_the_bound_with_one_line(
     server, lighthouse, store = _serve_elsewhere(1000)
     bound = 3.0
     try:
-        with LoopRun(
-            LAYOUT,
-            STEPS,
-            str(tmp_path),
-            services=(lighthouse, store),
-            service_timeout=bound,
-            logs=True,
-            pause=0.2,
-        ) as run:
-            slots = [run.start(g) for g in range(4)]
-            run.wait(lambda: min(run.state(s)[1] for s in slots) >= 2)
-            server.kill()  # the lighthouse and the store with it
-            server.wait()
+        with _four_groups_past_step_two(tmp_path, lighthouse, store, bound) as (run, slots):
+            _stop(server)  # the lighthouse and the store with it
             t0 = time.monotonic()
             codes = run.join(bound + 20)
             took = time.monotonic() - t0
             logs = {s: _log(run, s) for s in slots}
     finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait()
-        server.stdout.close()  # type: ignore[union-attr]
+        _stop(server)
     assert all(codes[s] == EXIT_SERVICE_LOST for s in slots), codes
     assert took <= bound + 5.0, f"the groups ended {took:.1f} s after the lighthouse"
     for s, text in logs.items():
@@ -173,22 +183,9 @@ def test_a_lighthouse_restarted_empty_at_its_address_ends_every_group_at_once(tm
     # memberships are gone), so the groups end with the service exit code, without waiting out
     # the (long) bound.
     server, lighthouse, store = _serve_elsewhere(1000)
-    bound = 60.0
     try:
-        with LoopRun(
-            LAYOUT,
-            STEPS,
-            str(tmp_path),
-            services=(lighthouse, store),
-            service_timeout=bound,
-            logs=True,
-            pause=0.2,
-        ) as run:
-            slots = [run.start(g) for g in range(4)]
-            run.wait(lambda: min(run.state(s)[1] for s in slots) >= 2)
-            server.kill()
-            server.wait()
-            server.stdout.close()  # type: ignore[union-attr]
+        with _four_groups_past_step_two(tmp_path, lighthouse, store, 60.0) as (run, slots):
+            _stop(server)
             bind = lighthouse.removeprefix("http://")
             server, _, _ = _serve_elsewhere(1000, bind, int(store.rsplit(":", 1)[1]))
             t0 = time.monotonic()
@@ -196,11 +193,7 @@ def test_a_lighthouse_restarted_empty_at_its_address_ends_every_group_at_once(tm
             took = time.monotonic() - t0
             logs = {s: _log(run, s) for s in slots}
     finally:
-        if server.poll() is None:
-            server.kill()
-        server.wait()
-        if server.stdout is not None:
-            server.stdout.close()
+        _stop(server)
     assert all(codes[s] == EXIT_SERVICE_LOST for s in slots), codes
     assert took <= 15.0, f"the groups ended {took:.1f} s after the restart"
     for text in logs.values():
@@ -276,7 +269,7 @@ def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(tmp_path, 
     script = tmp_path / "worker.py"
     script.write_text(TORCHRUN_WORKER)
     tests = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(tests)
+    root = REPO_ROOT
     with LoopRun(LAYOUT, STEPS, str(tmp_path), heartbeat_timeout=heartbeat, pause=0.1) as run:
         cfg = {
             "group": 3, "slot": 0, "stacks": LAYOUT.stacks.tolist(), "steps": STEPS,

@@ -10,18 +10,12 @@ the failure-free weights (float64, relative 1e-10) and leave no worker process b
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 from collections import Counter
 
 import numpy as np
 import pytest
-
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-
-from _torch_harness import (  # noqa: E402
+from _torch_harness import (
     Chaos,
     SignalSent,
     Trigger,
@@ -30,8 +24,8 @@ from _torch_harness import (  # noqa: E402
     reference_params,
 )
 
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import Phase, SpareTrainer, TrainSpec, mlp  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import Phase, SpareTrainer, TrainSpec, mlp
 
 N, R, STEPS, SCENARIOS = 6, 3, 8, 20
 LAYOUT = Layout.cyclic(N, R)

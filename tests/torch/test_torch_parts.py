@@ -3,21 +3,15 @@ lighthouse and store, the fault-injecting backend's plan. No worker processes.""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import socket
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-
-from spare_fast.torch import Fault, Phase  # noqa: E402
-from spare_fast.torch._buffer import ReduceLayout  # noqa: E402
-from spare_fast.torch._serve import ServeError, serve  # noqa: E402
-from spare_fast.torch.testing import Injector  # noqa: E402
+from spare_fast.torch import Fault, Phase
+from spare_fast.torch._buffer import ReduceLayout
+from spare_fast.torch._serve import ServeError, serve
+from spare_fast.torch.testing import Injector
 
 
 def test_reduce_layout_names_every_field_and_applies_the_mean() -> None:

@@ -1,4 +1,4 @@
-"""Test harnesses of the PyTorch executor (imported by tests/test_torch_*.py).
+"""Test harnesses of the PyTorch executor (imported by the tests beside it and by benchmarks/).
 
 - :class:`LoopRun` and :func:`loop_worker`: a lighthouse and a store in the test process and
   own-loop :class:`~spare_fast.torch.SpareGroup` workers as processes;
@@ -36,7 +36,11 @@ from spare_fast.torch.testing import (
     reference_params,
 )
 
+#: The repository root (a PYTHONPATH and working folder for child processes).
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 __all__ = [
+    "REPO_ROOT",
     "Chaos",
     "FailingIn",
     "GLOO_BUILT",

@@ -8,26 +8,21 @@ process's weights are compared with the failure-free single-process reference.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import os
 
 import pytest
-
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-
-from _torch_harness import (  # noqa: E402
+import torch
+from _torch_harness import (
+    REPO_ROOT,
     LoopRun,
     gloo_backend,
     max_rel_diff,
     reference_params,
 )
 
-from spare_fast import Controller, Layout  # noqa: E402
-from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp  # noqa: E402
+from spare_fast import Controller, Layout
+from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp
 
 STEPS = 12
 LAYOUT = Layout.cyclic(4, 2)
@@ -213,7 +208,7 @@ def test_lighthouse_command_serves_lighthouse_and_store_on_its_address(tmp_path)
 
     from torchft.coordination import LighthouseClient
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = REPO_ROOT
     env = {**os.environ, "PYTHONPATH": root, "RUST_LOG": "warn"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "spare_fast", "lighthouse", "--bind", "127.0.0.2:0"],
@@ -277,7 +272,7 @@ def test_the_users_script_is_the_worker_main_defined_classes_included(tmp_path) 
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = REPO_ROOT
     script = os.path.join(root, "examples", "train_transformer.py")
     args = ["--groups", "2", "--redundancy", "2", "--steps", "3", "--dataset", "16"]
     with LoopRun(Layout.cyclic(2, 2), 3, str(tmp_path)) as run:

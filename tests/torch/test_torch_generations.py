@@ -9,7 +9,6 @@ failure-free weights, no group ever has two live processes, and nothing is left 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import multiprocessing.forkserver
 import multiprocessing.resource_tracker
 import os
@@ -17,17 +16,11 @@ import signal
 import threading
 import time
 
-import pytest
+from _torch_harness import Watcher, alive_pids, max_rel_diff, reference_params
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-
-from _torch_harness import Watcher, alive_pids, max_rel_diff, reference_params  # noqa: E402
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import SpareTrainer, TrainSpec, WorkerState, mlp  # noqa: E402
-from spare_fast.torch._procs import WorkerProcess, record_exit, recorded_exit  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import SpareTrainer, TrainSpec, WorkerState, mlp
+from spare_fast.torch._procs import WorkerProcess, record_exit, recorded_exit
 
 LAYOUT = Layout.cyclic(4, 2)
 STEPS = 14

@@ -8,18 +8,14 @@ the workers' PIDs from a thread of the test process.
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: see SpareTrainer (RUST_LOG)
-    pytest.skip("torchft is not installed", allow_module_level=True)
-
-from spare_fast import Controller, Layout, Status  # noqa: E402
-from spare_fast.torch import (  # noqa: E402
+from spare_fast import Controller, Layout, Status
+from spare_fast.torch import (
     Fault,
     Kill,
     Phase,
@@ -32,7 +28,7 @@ from spare_fast.torch import (  # noqa: E402
     parse_kill,
     tiny,
 )
-from spare_fast.torch.testing import (  # noqa: E402
+from spare_fast.torch.testing import (
     Injector,
     PlannedFaults,
     Watcher,

@@ -19,12 +19,10 @@ from typing import Any
 import pytest
 import torch
 
-pytest.importorskip("torchft")
+from spare_fast.torch._serve import serve
+from spare_fast.torch.testing import max_rel_diff
 
-from spare_fast.torch._serve import serve  # noqa: E402
-from spare_fast.torch.testing import max_rel_diff  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "train_fsdp.py"
 #: Generous bounds: under load (2 cores shared) a torchrun of 2 ranks takes ~20 s to start.
 START_S, RUN_S = 120.0, 240.0

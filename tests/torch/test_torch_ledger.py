@@ -9,22 +9,15 @@ is not the run's) are also checked on small hand-written ledgers.
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 
 import pytest
+from _torch_harness import LoopRun
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-
-from _torch_harness import LoopRun  # noqa: E402
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.cli import main as cli_main  # noqa: E402
-from spare_fast.torch import LedgerError, check_ledger  # noqa: E402
+from spare_fast import Layout
+from spare_fast.cli import main as cli_main
+from spare_fast.torch import LedgerError, check_ledger
 
 LAYOUT = Layout.cyclic(4, 2)
 

@@ -6,7 +6,6 @@ their worker PIDs (from the per-process record files) and at the folders they us
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import os
 import signal
@@ -17,14 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
-
-import spare_fast
-
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:
-    pytest.skip("torchft is not installed", allow_module_level=True)
-
-from _torch_harness import (  # noqa: E402
+import torch
+from _torch_harness import (
     FailingIn,
     PlannedFaults,
     Watcher,
@@ -34,8 +27,9 @@ from _torch_harness import (  # noqa: E402
     slow_shard,
 )
 
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import (  # noqa: E402
+import spare_fast
+from spare_fast import Layout
+from spare_fast.torch import (
     CheckpointError,
     Kill,
     Phase,
@@ -44,7 +38,7 @@ from spare_fast.torch import (  # noqa: E402
     WorkerState,
     mlp,
 )
-from spare_fast.torch._checkpoint import Checkpoints  # noqa: E402
+from spare_fast.torch._checkpoint import Checkpoints
 
 # The folder that holds the spare_fast this process imports (site-packages when installed, the
 # source tree with an in-place build in development): the launcher subprocess imports the same.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import importlib.util
 import io
 import json
 import os
@@ -19,16 +18,11 @@ import sys
 import textwrap
 
 import pytest
+import torch
+from _torch_harness import LoopRun, max_rel_diff, reference_params
 
-torch = pytest.importorskip("torch")
-if importlib.util.find_spec("torchft") is None:  # not imported here: torchft reads RUST_LOG once
-    pytest.skip("torchft is not installed", allow_module_level=True)
-os.environ.setdefault("RUST_LOG", "warn")
-
-from _torch_harness import LoopRun, max_rel_diff, reference_params  # noqa: E402
-
-from spare_fast import Layout  # noqa: E402
-from spare_fast.torch import (  # noqa: E402
+from spare_fast import Layout
+from spare_fast.torch import (
     EXIT_CODES,
     AuthenticationError,
     CheckpointError,
@@ -41,9 +35,9 @@ from spare_fast.torch import (  # noqa: E402
     exit_code,
     mlp,
 )
-from spare_fast.torch._auth import RunKey, read_json  # noqa: E402
-from spare_fast.torch._membership import valid_view  # noqa: E402
-from spare_fast.torch._serve import serve  # noqa: E402
+from spare_fast.torch._auth import RunKey, read_json
+from spare_fast.torch._membership import valid_view
+from spare_fast.torch._serve import serve
 
 STEPS = 10
 LAYOUT = Layout.cyclic(4, 2)

@@ -1,0 +1,37 @@
+"""What the benchmarks share.
+
+The executor's benchmarks (``bench_torch*.py``, ``bench_trust.py``, ``bench_bounds.py``) need
+the torch extra; without it they are not collected, and the session header says why. They use
+the test harnesses of ``tests/torch/_torch_harness.py``, whose folder is put on ``sys.path``
+here (the fork server that starts their workers inherits it).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+_TORCH_BENCHES = ["bench_torch.py", "bench_torch_ranks.py", "bench_trust.py", "bench_bounds.py"]
+
+
+def _torch_missing() -> str | None:
+    for module in ("torch", "torchft"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed (pip install 'spare-fast[torch]')"
+    return None
+
+
+TORCH_MISSING = _torch_missing()
+collect_ignore = _TORCH_BENCHES if TORCH_MISSING else []
+
+# torchft reads RUST_LOG once, when it is first imported: keep its Rust logging to warnings.
+os.environ.setdefault("RUST_LOG", "warn")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "torch"))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    return f"executor benchmarks: not run, {TORCH_MISSING}" if TORCH_MISSING else None

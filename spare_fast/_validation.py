@@ -366,8 +366,12 @@ def parse_int(text: str, lo: int = -INT_OPTION_MAX - 1, hi: int = INT_OPTION_MAX
         sign, digits, shift = t[0] if t[0] in "+-" else "", t.lstrip("+-").lstrip("0") or "0", 0
     else:
         raise _option_error(f"= {text!r} is not an integer")
+    if digits == "0":  # zero, whatever its exponent: no power of ten is built
+        if not lo <= 0 <= hi:
+            raise _out_of_range(text, lo, hi, 0 < lo)
+        return 0
     bound = lo if sign == "-" else hi
-    if digits != "0" and len(digits) + shift > len(str(abs(bound))):
+    if len(digits) + shift > len(str(abs(bound))):
         raise _out_of_range(text, lo, hi, sign == "-")  # more digits than the bound has
     mantissa = int(digits)
     if shift < 0:

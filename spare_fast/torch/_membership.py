@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from typing import Any
 import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey, read_json
-from spare_fast.torch._bounds import Bounds
+from spare_fast.torch._bounds import Bounds, reachable
 from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
 from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
 from spare_fast.torch._identity import compare
@@ -50,6 +51,8 @@ log = logging.getLogger("spare_fast.torch")
 
 #: Store key a waiting replacement increments; the lowest member reads it once per step.
 JOIN_KEY = "join/count"
+#: Timeout of one heartbeat call to the lighthouse, seconds.
+HEARTBEAT_CALL_S = 5.0
 
 
 def check_ranks(data: list[dict[str, Any]]) -> None:
@@ -153,10 +156,13 @@ class Membership:
         )
 
     def close(self) -> None:
-        """Stop heartbeating."""
+        """Stop heartbeating; the heartbeat thread is joined (within one beat's timeout) so
+        that no daemon thread is left inside the lighthouse client at interpreter exit."""
         self._stop.set()
         if self.bounds is not None:
             self.bounds.close()
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join(HEARTBEAT_CALL_S + 1.0)
 
     def _heartbeat(self) -> None:
         from torchft.coordination import LighthouseClient
@@ -164,7 +170,7 @@ class Membership:
         client = LighthouseClient(addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10))
         while not self._stop.is_set():
             try:
-                client.heartbeat(self.replica_id, timeout=timedelta(seconds=5))
+                client.heartbeat(self.replica_id, timeout=timedelta(seconds=HEARTBEAT_CALL_S))
             except Exception:  # noqa: BLE001 - a missed beat is retried; the lighthouse decides
                 pass
             self._stop.wait(self.heartbeat_interval.total_seconds())
@@ -395,18 +401,37 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
+        while True:
+            try:
+                self._joins = self._count(0)
+                return self._joins
+            except RuntimeError as exc:
+                # The store answers an ``add`` to a value that is not a number by closing the
+                # connection, as a store that went away does: tell the two apart on a fresh
+                # connection before repairing anything.
+                if not self._counter_malformed():
+                    if self.bounds is None:
+                        raise
+                    # Wait while the service is down (the guard ends the process once the
+                    # bound has passed); a store that answers again is read again.
+                    time.sleep(0.1)
+                    self.bounds.pace()
+                    continue
+                log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
+                self.store.set(JOIN_KEY, str(self._joins))
+                return self._joins
 
-        def read() -> int:
-            return self._count(0)
-
+    def _counter_malformed(self) -> bool:
+        """Whether the store answers and holds a join counter that is not a number."""
+        host, port = self.store_addr
+        if not reachable(host, port):  # a plain connect first: no client's retries and logs
+            return False
         try:
-            # While the lighthouse or the store is down, wait for it (the guard ends the
-            # process once the bound has passed) instead of repairing a counter it cannot read.
-            self._joins = read() if self.bounds is None else self.bounds.retry(read)
-        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
-            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
-            self.store.set(JOIN_KEY, str(self._joins))
-        return self._joins
+            fresh = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+            raw = fresh.get(JOIN_KEY) if fresh.check([JOIN_KEY]) else b"0"
+        except RuntimeError:
+            return False  # unreachable: not a malformed value
+        return re.fullmatch(rb"\s*-?\d+\s*", raw) is None
 
     def _count(self, n: int) -> int:
         """``add(JOIN_KEY, n)`` on a connection of its own: the store closes the connection

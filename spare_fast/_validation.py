@@ -189,6 +189,17 @@ def index_array(name: str, values: Any, n: int) -> np.ndarray:
         raise TypeError(f"{name} = {values!r} must be an int or a sequence of ints, not a bool")
     if isinstance(values, (int, np.integer)) and 0 <= values < n:
         return np.array((values,), dtype=np.int32)  # the common single-id call, checked exactly
+    if (
+        type(values) is np.ndarray
+        and values.dtype == np.int32
+        and values.ndim == 1
+        and values.flags.c_contiguous
+    ):
+        # Conforming input (the batch and simulator calls): two reductions, no copy. A short
+        # array is judged from its Python ints, cheaper than two ufunc reductions.
+        ids = values.tolist() if values.size <= 16 else (int(values.min()), int(values.max()))
+        if not ids or (min(ids) >= 0 and max(ids) < n):
+            return values
     if np.ndim(values) == 0:
         values = [values]
 

@@ -283,7 +283,7 @@ class SpareScheme:
         # first event; None before that) and, per group, the patch types taken on since.
         self._step_top: np.ndarray | None = None
         self._step_extra: dict[int, set[int]] = {}
-        self._holder_rows = np.asarray(layout.holders())
+        self._holder_lists: list[list[int]] = np.asarray(layout.holders()).tolist()
         # Coverage bookkeeping for the expected-cost restart rule: the groups holding each
         # type (a controller reorders stacks but never changes what a group holds), how many
         # of them are alive, and for each alive group the number of types it alone still holds.
@@ -386,15 +386,18 @@ class SpareScheme:
             done.update(extra.pop(g, ()))
         if not done:
             return np.empty(0, dtype=np.int64)
-        types = np.fromiter(sorted(done), dtype=np.int64, count=len(done))
-        holders = self._holder_rows[types]  # (k, r)
-        alive = np.asarray(self._ctl.alive)[holders]
-        in_top = (top[holders] == types[:, None, None]).any(axis=2)
-        covered = (alive & in_top).any(axis=1)
-        for i in np.flatnonzero(~covered).tolist():
-            t = int(types[i])
-            covered[i] = any(t in extra.get(int(h), ()) for h in holders[i][alive[i]].tolist())
-        return types[~covered]
+        # A failure touches a few types: plain Python over their r holders costs less than
+        # the dozen numpy calls a vectorised check needs.
+        alive = self._ctl.alive
+        holders_of = self._holder_lists
+        lost = []
+        for t in sorted(done):
+            live = [h for h in holders_of[t] if alive[h]]
+            if not any(t in top[h].tolist() for h in live) and not any(
+                t in extra.get(h, ()) for h in live
+            ):
+                lost.append(t)
+        return np.array(lost, dtype=np.int64)
 
     def rejoin(self, groups: Sequence[int]) -> None:
         top = self._step_layers()

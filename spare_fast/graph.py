@@ -205,7 +205,7 @@ def max_b_matching(
 
 
 # min_cost_flow's method names -> spare_fast::MinCostFlowMethod values.
-_MCF_METHODS = {"auto": 0, "ssp": 1, "network_simplex": 2}
+_MCF_METHODS = {"auto": 0, "ssp": 1, "network_simplex": 2, "cost_scaling": 3}
 
 
 @dataclass(frozen=True)

@@ -761,6 +761,8 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
       return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
     case MinCostFlowMethod::kNetworkSimplex:
       return network_simplex(n_nodes, tail, head, capacity, cost, supply);
+    case MinCostFlowMethod::kCostScaling:
+      return cost_scaling(n_nodes, tail, head, capacity, cost, supply);
     case MinCostFlowMethod::kAuto:
       break;
   }

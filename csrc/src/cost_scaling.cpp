@@ -13,7 +13,7 @@
 // or until it reaches a node with a deficit; a node without an admissible arc is relabelled
 // (its price drops until its cheapest residual arc has reduced cost -eps) and the path retreats.
 // Flow is then pushed along the path. Every refine opens with a global price update, repeated
-// every n relabels: a bucket-based Dijkstra from the deficit nodes over the reversed residual
+// every 4 n relabels: a bucket-based Dijkstra from the deficit nodes over the reversed residual
 // arcs, with arc lengths floor(reduced cost / eps) + 1 in units of eps, that lowers every price
 // by its distance; it keeps the flow eps-optimal and makes a shortest path admissible from
 // every node it reaches.
@@ -27,7 +27,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <cstdlib>  // DEBUGTMP
 #include <vector>
 
 #include "spare_fast/graph.hpp"
@@ -40,8 +39,9 @@ namespace {
 
 using detail::Wide;
 
-constexpr std::int64_t kAlpha = 16;   // eps shrinks by this factor per refine
-constexpr std::size_t kMaxPath = 4;   // arcs per partial augmentation
+constexpr std::int64_t kAlpha = 16;     // eps shrinks by this factor per refine
+constexpr std::size_t kMaxPath = 4;     // arcs per partial augmentation
+constexpr std::int64_t kUpdateEvery = 4;  // a price update every kUpdateEvery n relabels
 
 std::size_t sz(std::int64_t v) { return static_cast<std::size_t>(v); }
 
@@ -107,7 +107,7 @@ class CostScaling {
       floor = lowest - static_cast<std::int64_t>(n_ + 1) * (2 * kAlpha + 2) * eps;
     }
     for (std::size_t v = 0; v < n_; ++v) {
-      if (excess_[v] != 0) std::abort();  // DEBUGTMP never seen; the caller then solves otherwise
+      if (excess_[v] != 0) return false;  // never seen; the caller then solves otherwise
     }
     return true;
   }
@@ -231,7 +231,7 @@ class CostScaling {
     }
     if (head_q_ == tail_q_) return true;
     if (!price_update(eps, floor)) return false;
-    const std::int64_t update_every = static_cast<std::int64_t>(n_) + 64;
+    const std::int64_t update_every = kUpdateEvery * static_cast<std::int64_t>(n_) + 64;
     std::int64_t relabels = 0;
     while (head_q_ != tail_q_) {
       const std::int32_t start = queue_[head_q_];

@@ -104,7 +104,7 @@ MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
 // dividing eps by 16 (a 1-optimal flow for the scaled costs is optimal). A refine saturates the
 // arcs of negative reduced cost and routes the excesses by partial augment-relabel (paths of
 // up to 4 admissible arcs), with a global price update (a bucket Dijkstra from the deficits)
-// at its start and every n relabels. O(n^2 m log(n C)) in the worst case. Besides the checks of
+// at its start and every 4 n relabels. O(n^2 m log(n C)) in the worst case. Besides the checks of
 // min_cost_flow, 16 (n + 2)^2 (max cost + 1) and total supply + sum_a min(capacity[a], total
 // supply) must fit int64, else the status is kOverflow. Infeasible supplies are detected by a
 // price update (an excess that reaches no deficit) or by a price below the bound that a

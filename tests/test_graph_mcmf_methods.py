@@ -1,7 +1,10 @@
-"""min_cost_flow's methods (auto, ssp, network_simplex) against OR-Tools on random networks.
+"""min_cost_flow's methods (auto, ssp, network_simplex, cost_scaling) against OR-Tools on
+random networks.
 
-Costs and capacities reach 2^40; supplies are random, balanced or not, feasible or not. Each
-method solves 2,000 instances small enough that the whole file runs in seconds.
+Costs and capacities reach 2^40; supplies are random, balanced or not, feasible or not; zero
+capacities, parallel arcs and self-loops occur. Each method solves 2,000 instances small enough
+that the whole file runs in seconds; an optimal flow must also leave no negative-cost cycle in
+its residual network (the optimality condition, checked by Bellman-Ford).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from spare_fast.graph import MinCostFlowStatus, min_cost_flow
 from spare_fast.testing.graph_families import FAMILIES, generate
 
 N_PER_METHOD = 2_000
-METHODS = ("auto", "ssp", "network_simplex")
+METHODS = ("auto", "ssp", "network_simplex", "cost_scaling")
 I64_MAX = 2**63 - 1
 
 _OR = ortools_mcf.SimpleMinCostFlow
@@ -58,17 +61,40 @@ def random_network(rng: np.random.Generator):
     return n, tail, head, capacity, cost, supply
 
 
-def might_overflow(n, capacity, cost, supply) -> bool:
-    """The up-front bounds of both methods, in Python integers."""
+def might_overflow(n, capacity, cost, supply, method="auto") -> bool:
+    """The up-front bounds of the methods, in Python integers."""
     total = int(supply[supply > 0].sum()) if len(supply) else 0
     carried = [min(int(c), total) for c in capacity]
     cost_bound = sum(c * int(w) for c, w in zip(carried, cost, strict=True))
     max_cost = int(cost.max()) if len(cost) else 0
+    if method == "cost_scaling" and 16 * (n + 2) ** 2 * (max_cost + 1) > I64_MAX:
+        return True
     return (
         cost_bound > I64_MAX
         or 8 * (n + 3) * (max_cost + 1) > I64_MAX
         or total + sum(carried) > I64_MAX // 2
     )
+
+
+def has_negative_residual_cycle(n, tail, head, capacity, cost, flow) -> bool:
+    """Bellman-Ford on the residual network of ``flow`` (from a virtual source to every node):
+    a flow that meets the supplies is optimal exactly when no residual cycle costs < 0."""
+    arcs = []
+    for t, h, c, w, f in zip(tail.tolist(), head.tolist(), capacity, cost, flow, strict=True):
+        if f < c:
+            arcs.append((t, h, int(w)))
+        if f > 0:
+            arcs.append((h, t, -int(w)))
+    dist = [0] * n
+    for _ in range(n + 1):  # settles within n - 1 passes unless a cycle costs < 0
+        changed = False
+        for u, v, w in arcs:
+            if dist[u] + w < dist[v]:
+                dist[v] = dist[u] + w
+                changed = True
+        if not changed:
+            return False
+    return True
 
 
 def check_flow(n, tail, head, capacity, cost, supply, r) -> None:
@@ -95,7 +121,7 @@ def test_random_networks_match_ortools(method):
         r = min_cost_flow(*net, method=method)
         seen.add(r.status)
         if r.status == MinCostFlowStatus.OVERFLOW:
-            assert might_overflow(net[0], net[3], net[4], net[5])
+            assert might_overflow(net[0], net[3], net[4], net[5], method)
             assert not r.flow.any()
             continue
         status, cost, _ = ortools_solve(*net)
@@ -104,6 +130,7 @@ def test_random_networks_match_ortools(method):
         assert r.status == status
         if status == MinCostFlowStatus.OPTIMAL:
             assert r.total_cost == cost
+            assert not has_negative_residual_cycle(*net[:5], r.flow)
         elif status == MinCostFlowStatus.INFEASIBLE:
             _, cost, value = ortools_solve(*net, max_flow=True)
             assert (r.flow_value, r.total_cost) == (value, cost)
@@ -156,6 +183,71 @@ def test_benchmark_families_agree_across_methods_and_ortools(family):
         r = min_cost_flow(*inst.arrays(), method=method)
         assert (r.status, r.total_cost) == (status, cost)
         check_flow(*inst.arrays(), r)
+
+
+@pytest.mark.parametrize(
+    "net",
+    [
+        (3, [0, 1], [1, 2], [5, 5], [2, 3], [0, 0, 0]),  # zero supplies: zero flow
+        (2, [0, 0, 0], [1, 1, 1], [0, 2, 3], [0, 5, 1], [3, -3]),  # parallel, one empty
+        (2, [0, 0, 1], [0, 1, 1], [9, 4, 9], [0, 2, 0], [4, -4]),  # self-loops carry nothing
+        (4, [0, 2], [1, 3], [3, 3], [1, 1], [3, -3, 2, -2]),  # two components
+        (3, [0, 1], [1, 2], [2, 1], [1, 1], [2, 0, -2]),  # infeasible: 1 of 2 units
+        (3, [0, 0], [1, 2], [0, 0], [1, 1], [2, -1, -1]),  # infeasible: no capacity at all
+        (4, [0, 0, 1, 2], [1, 2, 3, 3], [2, 2, 2, 2], [0, 0, 0, 0], [2, 0, 0, -2]),  # all 0
+        (1, [], [], [], [], [0]),
+    ],
+    ids=[
+        "no-supply",
+        "parallel",
+        "self-loops",
+        "components",
+        "bottleneck",
+        "no-capacity",
+        "zero-costs",
+        "one-node",
+    ],
+)
+def test_cost_scaling_degenerate_networks_match_ortools(net):
+    n, *arrays = net
+    net = (n, *(np.asarray(a, dtype=np.int32 if i < 2 else np.int64) for i, a in enumerate(arrays)))
+    r = min_cost_flow(*net, method="cost_scaling")
+    status, cost, _ = ortools_solve(*net)
+    assert r.status == status
+    if status == MinCostFlowStatus.INFEASIBLE:
+        _, cost, value = ortools_solve(*net, max_flow=True)
+        assert r.flow_value == value
+    assert r.total_cost == cost
+    check_flow(*net, r)
+
+
+def test_cost_scaling_rejects_negative_costs_like_the_others():
+    with pytest.raises(ValueError, match=r"cost\[1\] = -1"):
+        min_cost_flow(2, [0, 1], [1, 0], [1, 1], [0, -1], [0, 0], method="cost_scaling")
+
+
+def test_cost_scaling_overflow_of_its_own_bound():
+    # 16 (n + 2)^2 (max cost + 1) passes 2^63 at n = 2^12 with costs of 2^36, which the other
+    # methods' bounds (linear in n) accept: cost_scaling reports OVERFLOW, auto solves it.
+    n = 4_096
+    tail = np.arange(n - 1, dtype=np.int32)
+    cost = np.full(n - 1, 2**36, dtype=np.int64)
+    supply = np.zeros(n, dtype=np.int64)
+    supply[0], supply[-1] = 1, -1
+    net = (n, tail, tail + 1, np.ones(n - 1, dtype=np.int64), cost, supply)
+    assert min_cost_flow(*net, method="cost_scaling").status == MinCostFlowStatus.OVERFLOW
+    r = min_cost_flow(*net, method="auto")
+    assert r.status == MinCostFlowStatus.OPTIMAL and r.total_cost == (n - 1) * 2**36
+
+
+@pytest.mark.parametrize("family", ["netgen-8", "netgen-lo-8", "gridgen", "goto", "road"])
+def test_cost_scaling_long_runs_match_ortools(family):
+    # Many refines, relabels and price updates on networks of a few thousand nodes.
+    inst = generate(family, 2_048, seed=7)
+    status, cost, _ = ortools_solve(*inst.arrays())
+    r = min_cost_flow(*inst.arrays(), method="cost_scaling")
+    assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
+    check_flow(*inst.arrays(), r)
 
 
 @pytest.mark.parametrize("family", ["netgen-8", "netgen-lo-8", "gridgen", "goto"])

@@ -55,8 +55,8 @@ py::tuple min_cost_flow(std::int64_t n_nodes, const CArray<Index>& tail,
                         const CArray<Index>& head, const CArray<Cost>& capacity,
                         const CArray<Cost>& cost, const CArray<Cost>& supply,
                         std::int32_t method) {
-  if (method < 0 || method > 2) {
-    throw py::value_error("method = " + std::to_string(method) + " is not in [0, 3)");
+  if (method < 0 || method > 3) {
+    throw py::value_error("method = " + std::to_string(method) + " is not in [0, 4)");
   }
   check_ndim(tail, "tail", 1);
   check_ndim(head, "head", 1);
@@ -98,7 +98,8 @@ void register_graph(py::module_& m) {
         "Maximum bipartite b-matching on int32 CSR; see spare_fast.graph.max_b_matching.");
   m.def("_min_cost_flow", &min_cost_flow, py::arg("n_nodes"), py::arg("tail"), py::arg("head"),
         py::arg("capacity"), py::arg("cost"), py::arg("supply"), py::arg("method") = 1,
-        "Min-cost flow (method 0 auto, 1 successive shortest paths, 2 network simplex); "
+        "Min-cost flow (method 0 auto, 1 successive shortest paths, 2 network simplex, "
+        "3 cost scaling); "
         "returns (status, total_cost, flow_value, flow). See spare_fast.graph.min_cost_flow.");
 }
 

@@ -30,6 +30,10 @@ constexpr double kBlockFactor = 1.5;  // pricing block: kBlockFactor sqrt(real a
 // Dijkstra phases the primal-dual method gets under MinCostFlowMethod::kAuto before the
 // simplex takes over (SPARe's move networks need at most a handful).
 constexpr std::int64_t kAutoPhases = 16;
+// Under kAuto, cost scaling takes networks of at least kAutoScalingNodes nodes whose supply and
+// demand sit on at most kAutoScalingTerminals nodes (see min_cost_flow's dispatcher).
+constexpr std::int64_t kAutoScalingNodes = std::int64_t{1} << 16;
+constexpr std::int64_t kAutoScalingTerminals = 4;
 
 // Arc states. The pricing reads a copy of each real arc oriented by its state (see priced_),
 // so that a negative reduced cost marks a violating arc; tree arcs have reduced cost 0.
@@ -761,20 +765,33 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
       return min_cost_flow(n_nodes, tail, head, capacity, cost, supply);
     case MinCostFlowMethod::kNetworkSimplex:
       return network_simplex(n_nodes, tail, head, capacity, cost, supply);
+    case MinCostFlowMethod::kCostScaling:
+      return cost_scaling(n_nodes, tail, head, capacity, cost, supply);
     case MinCostFlowMethod::kAuto:
       break;
   }
-  // The primal-dual method needs one phase per distinct shortest-path length: a handful when
-  // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
-  // it beats the simplex. With long paths the lengths are many even on 0/1 costs (k disjoint
-  // paths of lengths 1..k take k phases, each a Dijkstra over the network), so it gets
-  // kAutoPhases phases and the simplex takes over when they do not suffice.
+  // The choice reads measured features of the instance: its size, how many nodes hold supply
+  // or demand, whether every cost is 0 or 1, and whether cost-0 arcs touch the terminals.
   //
   // With wider cost ranges, when cost-0 arcs leave a supply node and enter a demand node, a
   // maximum flow over the cost-0 arcs alone comes first: where it carries every unit (grids
   // whose master source and sink touch one node, as pynetgen's GRIDGEN makes them) it costs 0
   // and is optimal, for a scan of the arcs where the simplex would spend several times that
-  // building its starting basis. Otherwise the simplex runs.
+  // building its starting basis.
+  //
+  // Large networks (kAutoScalingNodes nodes or more) whose supply enters and leaves through a
+  // few nodes (kAutoScalingTerminals) go to cost scaling: the flow then crosses the network on
+  // long paths, every simplex pivot walks a long cycle, and the simplex's time grows faster
+  // with n than cost scaling's (measured on the harness's staircase, on GOTO-style tori and
+  // on GRIDGEN grids attached by their first column; docs/graph/families.md). With sources
+  // and sinks spread over many nodes (NETGEN, the numpy GRIDGEN, road grids) the simplex is
+  // several times faster at every measured size and keeps them.
+  //
+  // The primal-dual method needs one phase per distinct shortest-path length: a handful when
+  // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
+  // it beats the simplex. With long paths the lengths are many even on 0/1 costs (k disjoint
+  // paths of lengths 1..k take k phases, each a Dijkstra over the network), so it gets
+  // kAutoPhases phases and the simplex takes over when they do not suffice.
   const bool ids_ok = supply.size == static_cast<std::size_t>(n_nodes) &&
                       head.size == tail.size && cost.size == tail.size &&
                       capacity.size == tail.size;
@@ -790,15 +807,21 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
     zero_from_supply = zero_from_supply || supply[static_cast<std::size_t>(u)] > 0;
     zero_into_demand = zero_into_demand || supply[static_cast<std::size_t>(v)] < 0;
   }
-  if (unit_costs) {
+  std::int64_t terminals = 0;
+  for (std::size_t v = 0; v < supply.size; ++v) terminals += supply[v] != 0;
+  if (!unit_costs && zero_from_supply && zero_into_demand) {
+    MinCostFlowResult r;
+    if (detail::zero_cost_flow(n_nodes, tail, head, capacity, cost, supply, r)) return r;
+  }
+  if (n_nodes >= kAutoScalingNodes && terminals <= kAutoScalingTerminals) {
+    MinCostFlowResult r = cost_scaling(n_nodes, tail, head, capacity, cost, supply);
+    if (r.status != MinCostFlowStatus::kOverflow) return r;  // else its bound: the simplex
+  } else if (unit_costs) {
     MinCostFlowResult r;
     if (detail::min_cost_flow_within(n_nodes, tail, head, capacity, cost, supply, kAutoPhases,
                                      r)) {
       return r;
     }
-  } else if (zero_from_supply && zero_into_demand) {
-    MinCostFlowResult r;
-    if (detail::zero_cost_flow(n_nodes, tail, head, capacity, cost, supply, r)) return r;
   }
   MinCostFlowResult r = network_simplex(n_nodes, tail, head, capacity, cost, supply);
   if (r.status == MinCostFlowStatus::kOverflow) {

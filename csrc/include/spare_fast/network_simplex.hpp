@@ -61,6 +61,10 @@
 //
 // References
 // ----------
+// * A. V. Goldberg, "An efficient implementation of a scaling minimum-cost flow algorithm",
+//   J. Algorithms 22(1), 1-29, 1997. doi:10.1006/jagm.1995.0805 (cost scaling, price update)
+// * A. V. Goldberg and R. E. Tarjan, "Finding minimum-cost circulations by successive
+//   approximation", Math. Oper. Res. 15(3), 430-466, 1990. doi:10.1287/moor.15.3.430
 // * Z. Kiraly and P. Kovacs, "Efficient implementations of minimum-cost flow algorithms",
 //   Acta Univ. Sapientiae, Informatica 4(1), 67-118, 2012. arXiv:1207.6381 (block search)
 // * W. H. Cunningham, "A network simplex method", Math. Programming 11, 105-116, 1976.
@@ -80,12 +84,14 @@ namespace spare_fast {
 
 // Which algorithm min_cost_flow runs (values shared with spare_fast.graph's method names).
 enum class MinCostFlowMethod : std::int32_t {
-  kAuto = 0,                     // network simplex, except where the primal-dual method
-                                 // finishes within a few phases: 0/1 costs with short paths
-                                 // (assignment-shaped, SPARe's moves), or cost-0 arcs that
-                                 // carry every unit (see min_cost_flow's dispatcher)
+  kAuto = 0,                     // network simplex, except: cost-0 arcs that carry every
+                                 // unit; cost scaling on networks of 2^16 nodes or more whose
+                                 // supply sits on at most 4 nodes; the primal-dual method where
+                                 // it finishes within a few phases: 0/1 costs with short paths
+                                 // (assignment-shaped, SPARe's moves); see the dispatcher
   kSuccessiveShortestPaths = 1,  // primal-dual successive shortest paths (graph.hpp)
   kNetworkSimplex = 2,           // primal network simplex with block search (this header)
+  kCostScaling = 3,              // cost scaling, push-relabel with refinement (this header)
 };
 
 // Minimum-cost flow by the network simplex method; the arguments, validation, statuses and
@@ -93,6 +99,21 @@ enum class MinCostFlowMethod : std::int32_t {
 MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
                                   Span<std::int32_t> head, Span<std::int64_t> capacity,
                                   Span<std::int64_t> cost, Span<std::int64_t> supply);
+
+// Minimum-cost flow by cost scaling (csrc/src/cost_scaling.cpp): costs are multiplied by
+// n + 1 and the flow is refined from eps = max scaled cost / 16 down to eps = 1, each refine
+// dividing eps by 16 (a 1-optimal flow for the scaled costs is optimal). A refine saturates the
+// arcs of negative reduced cost and routes the excesses by partial augment-relabel (paths of
+// up to 4 admissible arcs), with a global price update (a bucket Dijkstra from the deficits)
+// at its start and every 4 n relabels. O(n^2 m log(n C)) in the worst case. Besides the checks
+// of min_cost_flow, 16 (n + 2)^2 (max cost + 1) and total supply + sum_a min(capacity[a],
+// total supply) must fit int64, else the status is kOverflow. Infeasible supplies are detected by a
+// price update (an excess that reaches no deficit) or by a price below the bound that a
+// feasible problem keeps; the primal-dual method then computes the kInfeasible answer.
+// The arguments, validation, statuses and result are those of min_cost_flow in graph.hpp.
+MinCostFlowResult cost_scaling(std::int64_t n_nodes, Span<std::int32_t> tail,
+                               Span<std::int32_t> head, Span<std::int64_t> capacity,
+                               Span<std::int64_t> cost, Span<std::int64_t> supply);
 
 // Minimum-cost flow by the chosen method (kAuto: see MinCostFlowMethod).
 MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,

@@ -95,6 +95,6 @@ class TypeSums:
             self.model.zero_grad(set_to_none=False)
             loss = compute(state.step, t)
             loss.backward()
-            self.layout.add_type(total, start, loss)
+            self.layout.add_type(total, start, loss, t)
         self._set_buffers(state.buffers)
         return total

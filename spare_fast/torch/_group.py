@@ -115,6 +115,13 @@ class SpareGroup:
     ledger : str, optional
         A folder (or a ``.jsonl`` file) for this process's step ledger: one JSON line per
         committed step (``spare-fast ledger check DIR`` verifies a run's ledgers).
+    ordered_sum : bool, optional
+        Add the N types' gradients in type order (0, 1, ..., N - 1) on every member, so that
+        the result is the same to the last bit whichever group computed which type (before and
+        after a failure, whatever the ring's order). Costs an all-reduce N times as long: each
+        type travels in a slot of its own. Off by default: the groups' partial sums are then
+        added in the all-reduce's own order, equal to the ordered sum within rounding. Every
+        group of a run must set the same value (it is part of the run identity).
 
     Raises
     ------
@@ -131,7 +138,7 @@ class SpareGroup:
     (:class:`WipeOutError`). Cost per step: one all-reduce of ``P + B + 2`` numbers
     (parameters, buffer numbers, the loss, and a join slot through which the lowest member
     tells the others that a replacement waits, so that all admit it at the same step
-    boundary), a copy of the state before the update (for the one-step rollback), and one
+    boundary; ``N * (P + B + 1) + 1`` numbers with ``ordered_sum``), a copy of the state before the update (for the one-step rollback), and one
     ``TCPStore`` read by the lowest member.
 
     Examples
@@ -175,6 +182,7 @@ class SpareGroup:
         run_key: str | bytes | None = None,
         key_file: str | None = None,
         ledger: str | None = None,
+        ordered_sum: bool = False,
     ) -> None:
         me, lighthouse, store_addr = resolve(
             model, optimizer, layout, steps, group, lighthouse, store, backend,
@@ -201,7 +209,15 @@ class SpareGroup:
         self.verbose = bool(verbose)
         self.n_types = layout.n_types
         self.params = list(model.parameters())
-        self.reduce_layout = ReduceLayout(self.params, list(model.buffers()), self.params[0].dtype)
+        if not isinstance(ordered_sum, bool):
+            raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
+        self.ordered_sum = ordered_sum
+        self.reduce_layout = ReduceLayout(
+            self.params,
+            list(model.buffers()),
+            self.params[0].dtype,
+            slots=layout.n_types if ordered_sum else 1,
+        )
         itemsize = torch.empty(0, dtype=self.reduce_layout.dtype).element_size()
         self.ranks = Ranks(me)
         self.verbose = self.verbose and self.ranks.rank == 0
@@ -402,6 +418,7 @@ class SpareGroup:
             # A failure on any rank of the group sends all its ranks into recovery.
             ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
             if ok:
+                reduced = lay.fold(reduced)
                 reduced[lay.join] = float(waiting)
                 break
             self.collectives.drop()

@@ -142,6 +142,10 @@ class SpareTrainer:
     verbose : bool, optional
         The launcher prints one line per process start and end; the lowest alive group prints
         one line per step (depth, loss, events).
+    ordered_sum : bool, optional
+        Add the types' gradients in type order on every worker, the same to the last bit
+        whichever group computed which type, for an all-reduce N times as long (see
+        :class:`~spare_fast.torch.SpareGroup`).
 
     Raises
     ------
@@ -206,6 +210,7 @@ class SpareTrainer:
         observers: Sequence[Observer] = (),
         injector: Any = None,
         verbose: bool = False,
+        ordered_sum: bool = False,
     ) -> None:
         if not isinstance(spec, TrainSpec):
             raise TypeError(f"spec = {spec!r} is not a TrainSpec")
@@ -242,6 +247,9 @@ class SpareTrainer:
         if not (backend == "gloo" or callable(backend)):
             raise TypeError(f"backend = {backend!r} is neither 'gloo' nor a callable factory")
         self.backend = backend
+        if not isinstance(ordered_sum, bool):
+            raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
+        self.ordered_sum = ordered_sum
         self.observers = tuple(Observers(observers).observers)
         if injector is not None:
             if not isinstance(injector, SpuriousErrors):

@@ -138,8 +138,9 @@ class SpareGroup:
     (:class:`WipeOutError`). Cost per step: one all-reduce of ``P + B + 2`` numbers
     (parameters, buffer numbers, the loss, and a join slot through which the lowest member
     tells the others that a replacement waits, so that all admit it at the same step
-    boundary; ``N * (P + B + 1) + 1`` numbers with ``ordered_sum``), a copy of the state before the update (for the one-step rollback), and one
-    ``TCPStore`` read by the lowest member.
+    boundary; ``N * (P + B + 1) + 1`` numbers with ``ordered_sum``), a copy of the state
+    before the update (for the one-step rollback), and one ``TCPStore`` read by the lowest
+    member.
 
     Examples
     --------

@@ -5,10 +5,10 @@
 **Per step against plain HSDP**, failure-free. N = 3 groups of K = 2 ranks (one
 ``torchrun --nproc-per-node 2`` per group), FSDP2 inside each group on the decoder of
 ``examples/train_fsdp.py`` (widened). In one run every rank alternates blocks of steps: SPARe
-steps (``reduce``, optimizer, ``step_end``; r = 2, depth 1: one shard type per group) and
-plain HSDP steps on the same model (the group's one batch,
-FSDP2's reduce-scatter, then one all-reduce of the local gradient shards across groups over
-the same rank-index process group SPARe uses). The figure is the ratio of the median step
+steps (``reduce``, optimizer, ``step_end``; r = 2, depth 1: one shard type per group; with
+the default sum, then with ``ordered_sum``, one run each) and plain HSDP steps on the same
+model (the group's one batch, FSDP2's reduce-scatter, then one all-reduce of the local
+gradient shards across groups over the same rank-index process group SPARe uses). The figure is the ratio of the median step
 times, in ``extra_info`` and printed; nothing asserts a time.
 
 **Kill to agreed decision, K = 2.** Five runs of N = 4 groups of K = 2 ranks (r = 2, the
@@ -38,6 +38,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "train_fsdp.py"
 ROUNDS, BLOCK = 4, 5
@@ -56,8 +58,9 @@ def _example(wide: bool = True) -> Any:
     return module
 
 
-def worker(out: str) -> None:
-    """One rank: alternate blocks of SPARe and plain HSDP steps; write the step times."""
+def worker(out: str, ordered: bool = False) -> None:
+    """One rank: alternate blocks of SPARe and plain HSDP steps; write the step times.
+    ``ordered``: SPARe with ``ordered_sum``."""
     import torch
     import torch.distributed as dist
     from torch.distributed.tensor import DTensor
@@ -84,7 +87,9 @@ def worker(out: str) -> None:
         y = torch.stack([data[i][1] for i in idx])
         return F.cross_entropy(model(x).reshape(-1, ex.VOCAB), y.reshape(-1))
 
-    group = SpareGroup(model, optim, Layout.cyclic(n, 2), steps, scheduler=sched).start()
+    group = SpareGroup(
+        model, optim, Layout.cyclic(n, 2), steps, scheduler=sched, ordered_sum=ordered
+    ).start()
     params = list(model.parameters())
 
     def hsdp_step(step: int) -> None:
@@ -300,7 +305,7 @@ def test_kill_to_agreed_decision_k2(benchmark: Any, tmp_path: Path) -> None:
     )
 
 
-def run_groups(folder: Path) -> dict[str, dict[str, list[float]]]:
+def run_groups(folder: Path, ordered: bool = False) -> dict[str, dict[str, list[float]]]:
     """One torchrun of 2 ranks per group running :func:`worker`; the step times by rank."""
     from spare_fast.torch._serve import serve
 
@@ -319,6 +324,7 @@ def run_groups(folder: Path) -> dict[str, dict[str, list[float]]]:
             cmd = [
                 sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc-per-node", "2", __file__, str(folder / "times-g{group}-r{rank}.json"),
+                *(["ordered"] if ordered else []),
             ]  # fmt: skip
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL))
         for proc in procs:
@@ -326,12 +332,13 @@ def run_groups(folder: Path) -> dict[str, dict[str, list[float]]]:
     return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("times-*.json"))}
 
 
-def test_step_cost_against_hsdp(benchmark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("ordered", [False, True], ids=["default", "ordered_sum"])
+def test_step_cost_against_hsdp(benchmark: Any, tmp_path: Path, ordered: bool) -> None:
     ratios: list[float] = []
     medians: dict[str, float] = {}
 
     def once() -> None:
-        times = run_groups(tmp_path)
+        times = run_groups(tmp_path, ordered)
         assert len(times) == 6
         spare = statistics.median(t for r in times.values() for t in r["spare"])
         hsdp = statistics.median(t for r in times.values() for t in r["hsdp"])
@@ -341,7 +348,8 @@ def test_step_cost_against_hsdp(benchmark: Any, tmp_path: Path) -> None:
     benchmark.pedantic(once, rounds=1, iterations=1)
     benchmark.extra_info.update(ratio_to_hsdp=ratios[0], **medians)
     print(
-        f"\nN = 3, K = 2, FSDP2: SPARe step {medians['spare_step_s'] * 1e3:.1f} ms, plain "
+        f"\nN = 3, K = 2, FSDP2{', ordered_sum' if ordered else ''}: SPARe step "
+        f"{medians['spare_step_s'] * 1e3:.1f} ms, plain "
         f"HSDP {medians['hsdp_step_s'] * 1e3:.1f} ms: ratio {ratios[0]:.2f}"
     )
 
@@ -350,4 +358,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "kill":
         kill_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
-        worker(sys.argv[1])
+        worker(sys.argv[1], ordered=sys.argv[2:] == ["ordered"])

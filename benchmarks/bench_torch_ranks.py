@@ -8,8 +8,8 @@
 steps (``reduce``, optimizer, ``step_end``; r = 2, depth 1: one shard type per group; with
 the default sum, then with ``ordered_sum``, one run each) and plain HSDP steps on the same
 model (the group's one batch, FSDP2's reduce-scatter, then one all-reduce of the local
-gradient shards across groups over the same rank-index process group SPARe uses). The figure is the ratio of the median step
-times, in ``extra_info`` and printed; nothing asserts a time.
+gradient shards across groups over the same rank-index process group SPARe uses). The figure
+is the ratio of the median step times, in ``extra_info`` and printed; nothing asserts a time.
 
 **Kill to agreed decision, K = 2.** Five runs of N = 4 groups of K = 2 ranks (r = 2, the
 decoder of ``examples/train_fsdp.py`` as it is, heartbeat timeout T = 1 s); in each, one rank

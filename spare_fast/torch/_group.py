@@ -13,6 +13,8 @@ at the boundary). The group composes collaborators, each in its own module:
   controller events, patch computes, a new process group and a heal;
 - :class:`~spare_fast.torch._healer.Healer`: the state transfer to a replacement;
 - :class:`~spare_fast.torch._rollback.StepState`: the step in flight and its snapshot;
+- :class:`~spare_fast.torch._step.Stepper`: a step's all-reduce until one succeeds, its commit
+  and the checkpoints;
 - :class:`~spare_fast.torch._compute.TypeSums` and
   :class:`~spare_fast.torch._buffer.ReduceLayout`: the partial sums and the reduced buffer's
   named fields;
@@ -23,7 +25,6 @@ at the boundary). The group composes collaborators, each in its own module:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -34,10 +35,10 @@ import torch
 from spare_fast.layout import Layout
 from spare_fast.torch._auth import RunKey
 from spare_fast.torch._buffer import ReduceLayout
-from spare_fast.torch._checkpoint import Checkpoints, load_training, save_training
+from spare_fast.torch._checkpoint import Checkpoints
 from spare_fast.torch._collective import Collectives
 from spare_fast.torch._compute import ComputeFn, TypeSums
-from spare_fast.torch._decisions import Decider, format_step
+from spare_fast.torch._decisions import Decider
 from spare_fast.torch._errors import WipeOutError
 from spare_fast.torch._healer import Healer
 from spare_fast.torch._ledger import Ledger
@@ -46,6 +47,7 @@ from spare_fast.torch._ranks import GroupMembership, Ranks
 from spare_fast.torch._recovery import Recovery
 from spare_fast.torch._rollback import StepState
 from spare_fast.torch._settings import env, resolve
+from spare_fast.torch._step import Stepper
 from spare_fast.torch._types import EventRecord, Phase, as_timedelta
 
 __all__ = ["SpareGroup", "WipeOutError", "ComputeFn"]
@@ -247,6 +249,7 @@ class SpareGroup:
         )
         self.healer = Healer(self.collectives, self.auth)
         self.recovery = Recovery(self)
+        self.stepper = Stepper(self)
         self.committed = 0
         self.has_state = True
         self.join_seen = 0
@@ -395,38 +398,7 @@ class SpareGroup:
             raise TypeError(f"compute = {compute!r} is not callable")
         if self.committed >= self.steps and self.cur is None:
             raise RuntimeError(f"all {self.steps} steps are committed")
-        lay = self.reduce_layout
-        while True:
-            if self.cur is None:
-                self._report(Phase.COMPUTE)
-                self.cur = self.sums.begin(
-                    self.committed,
-                    self.decider.assignment(),
-                    self.decider.depth,
-                    self.optimizer,
-                    self.scheduler,
-                    compute,
-                )
-            cur = self.cur
-            reduced = cur.local.clone()
-            if self.membership.lead() and self.ranks.rank == 0:
-                # How many times a replacement said it waits: the same number reaches every
-                # member through the sum (and every rank through agree_step), so all admit it
-                # after the same step.
-                reduced[lay.join] = float(self.membership.join_count())
-            since = time.perf_counter()
-            ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
-            # A failure on any rank of the group sends all its ranks into recovery.
-            ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
-            if ok:
-                reduced = lay.fold(reduced)
-                reduced[lay.join] = float(waiting)
-                break
-            self.collectives.drop()
-            self.recovery.recover_until_built(compute, since)
-        lay.apply(reduced, cur.buffers, self.n_types)
-        self._pending = (cur, reduced)
-        return lay.mean_loss(reduced, self.n_types)
+        return self.stepper.reduce(compute)
 
     def step_end(self) -> None:
         """Commit the step the last :meth:`reduce` completed (after the optimizer step).
@@ -444,35 +416,4 @@ class SpareGroup:
         """
         if self._pending is None:
             raise RuntimeError("step_end() without a reduce(): call reduce(compute) first")
-        cur, reduced = self._pending
-        self._pending = None
-        self.committed = cur.step + 1
-        self._commit(cur, self.reduce_layout.mean_loss(reduced, self.n_types))
-        self.last, self.cur = cur, None
-        waiting = self.reduce_layout.waiting(reduced)
-        if waiting > self.join_seen:
-            self.join_seen = waiting
-            self.recovery.admit()
-        if self.committed >= self.steps and self.cur is None:
-            self.recovery.finish()
-
-    def _commit(self, cur: StepState, loss: float) -> None:
-        self._write(cur.record(self.members, loss))
-        lead = self.membership.lead()
-        if lead and self.verbose:
-            print(format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
-        if lead and (self.committed % self.checkpoint_every == 0 or self.committed == self.steps):
-            self._save_checkpoint()
-
-    # ------------------------------------------------------------------ checkpoints
-    def _save_checkpoint(self) -> None:
-        if self.ckpts is not None:
-            self._report(Phase.CHECKPOINT)
-            save_training(
-                self.ckpts, self.committed, self.model, self.optimizer, self.scheduler, self.seed
-            )
-
-    def _load_checkpoint(self, path: str) -> None:
-        self.committed = load_training(
-            path, self.model, self.optimizer, self.scheduler, self.auth.secret
-        )
+        self.stepper.end()

@@ -7,11 +7,17 @@ Run by the membership when it connects, before any quorum:
 - :func:`claim`: the run's group count is the same as this process's (the first process
   records it in the store), and no live process holds this group already (its liveness counter
   ``alive/g<group>``, see :mod:`spare_fast.torch._bounds`, does not move while this process
-  watches it).
+  watches it);
+- :func:`check_ranks` and :func:`check_run_ranks`: every group runs the same number of ranks
+  K (when the run forms, and for a replacement before it is admitted).
+
+And the counter through which a waiting replacement tells the members it waits
+(:class:`JoinCounter`, store key ``join/count``).
 """
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -19,10 +25,25 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlparse
 
-__all__ = ["N_GROUPS_KEY", "Claim", "check_reachable", "claim"]
+from spare_fast.torch._auth import RunKey, read_json
+
+__all__ = [
+    "JOIN_KEY",
+    "N_GROUPS_KEY",
+    "Claim",
+    "JoinCounter",
+    "check_ranks",
+    "check_reachable",
+    "check_run_ranks",
+    "claim",
+]
+
+log = logging.getLogger("spare_fast.torch")
 
 #: Store key holding the run's number of groups.
 N_GROUPS_KEY = "run/n_groups"
+#: Store key a waiting replacement increments; the lowest member reads it once per step.
+JOIN_KEY = "join/count"
 
 
 def check_reachable(
@@ -125,3 +146,77 @@ def claim(store: Any, group: int, n_groups: int, watch: float) -> None:
             f"group {group} is alive in another process: this process stands down "
             "(start a group's process only once its previous one is dead)"
         )
+
+
+def check_ranks(data: list[dict[str, Any]]) -> None:
+    """ValueError naming the groups whose ranks per group (K) differ from the others'."""
+    ranks = {int(d["group"]): int(d.get("ranks", 1)) for d in data}
+    values = sorted(ranks.values())
+    if values[0] == values[-1]:
+        return
+    common = max(set(values), key=values.count)
+    odd = ", ".join(f"group {g} runs K = {k}" for g, k in sorted(ranks.items()) if k != common)
+    raise ValueError(f"{odd} ranks, the other groups K = {common}: every group needs the same K")
+
+
+def check_run_ranks(store: Any, auth: RunKey, epoch: int, group: int, n_ranks: int) -> None:
+    """ValueError if the run's epoch ``epoch`` formed with another K than ``n_ranks``."""
+    run_ranks = read_json(store, f"e{epoch}/ranks", lambda v: type(v) is int and v >= 1, auth)
+    if run_ranks is not None and run_ranks != n_ranks:
+        raise ValueError(
+            f"group {group} runs K = {n_ranks} ranks, the run's groups run K = {run_ranks}: "
+            "every group needs the same K"
+        )
+
+
+class JoinCounter:
+    """The store counter :data:`JOIN_KEY`: a waiting replacement adds 1 per announcement, the
+    lowest member reads it once per step (the count then travels in the step's sum).
+
+    It uses a store connection of its own: the store closes the connection of an ``add`` to a
+    value that is not a number, and the process groups' rendezvous must not lose theirs with
+    it.
+    """
+
+    def __init__(self, store_addr: tuple[str, int]) -> None:
+        self.store_addr = store_addr
+        self.last = 0
+        self._conn: Any = None
+
+    def _add(self, n: int) -> int:
+        import torch.distributed as dist
+
+        if self._conn is None:
+            host, port = self.store_addr
+            self._conn = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        try:
+            return int(self._conn.add(JOIN_KEY, n))
+        except Exception:
+            self._conn = None  # reconnect next time
+            raise
+
+    def announce(self, group: int) -> None:
+        """A replacement of ``group`` says it waits (a failure is logged: the lead repairs a
+        malformed counter)."""
+        try:
+            self._add(1)
+        except Exception as exc:  # noqa: BLE001 - a malformed counter: the lead repairs it
+            log.warning("group %d: cannot count itself in %s (%s)", group, JOIN_KEY, exc)
+
+    def read(self, bounds: Any = None) -> int:
+        """The count. While the lighthouse or the store is down, ``bounds`` (the service
+        guard) waits for it, and ends the process once its bound has passed, instead of
+        repairing a counter it cannot read; a malformed counter is reset to the last count."""
+        try:
+            self.last = self._add(0) if bounds is None else bounds.retry(lambda: self._add(0))
+        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
+            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
+            self._repair()
+        return self.last
+
+    def _repair(self) -> None:
+        import torch.distributed as dist
+
+        host, port = self.store_addr
+        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        store.set(JOIN_KEY, str(self.last))

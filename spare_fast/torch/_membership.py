@@ -26,7 +26,6 @@ waiting replacement.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import threading
 import time
@@ -41,26 +40,17 @@ from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
 from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
 from spare_fast.torch._identity import compare
-from spare_fast.torch._joins import Claim, check_reachable
+from spare_fast.torch._joins import (
+    JOIN_KEY,
+    Claim,
+    JoinCounter,
+    check_ranks,
+    check_reachable,
+    check_run_ranks,
+)
 from spare_fast.torch._watchdog import heartbeat_timeout
 
-__all__ = ["JOIN_KEY", "Membership", "data_of", "valid_view"]
-
-log = logging.getLogger("spare_fast.torch")
-
-#: Store key a waiting replacement increments; the lowest member reads it once per step.
-JOIN_KEY = "join/count"
-
-
-def check_ranks(data: list[dict[str, Any]]) -> None:
-    """ValueError naming the groups whose ranks per group (K) differ from the others'."""
-    ranks = {int(d["group"]): int(d.get("ranks", 1)) for d in data}
-    values = sorted(ranks.values())
-    if values[0] == values[-1]:
-        return
-    common = max(set(values), key=values.count)
-    odd = ", ".join(f"group {g} runs K = {k}" for g, k in sorted(ranks.items()) if k != common)
-    raise ValueError(f"{odd} ranks, the other groups K = {common}: every group needs the same K")
+__all__ = ["JOIN_KEY", "Membership", "check_ranks", "data_of", "valid_view"]
 
 
 class Membership:
@@ -120,8 +110,7 @@ class Membership:
         #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
         self.identity: dict[str, Any] | None = None
         self.gate = Gate(group, n_groups, self.replica_id, self.auth)
-        self._joins = 0
-        self._counter: Any = None
+        self.joins = JoinCounter(store_addr)
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -344,14 +333,7 @@ class Membership:
         Takes the admitting view (members, replicas, prefix); returns the members that need
         the state.
         """
-        run_ranks = read_json(
-            self.store, f"e{self.epoch}/ranks", lambda v: type(v) is int and v >= 1, self.auth
-        )
-        if run_ranks is not None and run_ranks != self.n_ranks:
-            raise ValueError(
-                f"group {self.me} runs K = {self.n_ranks} ranks, the run's groups run "
-                f"K = {run_ranks}: every group needs the same K"
-            )
+        check_run_ranks(self.store, self.auth, self.epoch, self.me, self.n_ranks)
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             if self.claim is not None:
@@ -378,10 +360,7 @@ class Membership:
                 pass
             # The request stays registered at the lighthouse after it timed out; tell the
             # survivors it waits, so that their next step boundary admits it.
-            try:
-                self._count(1)
-            except Exception as exc:  # noqa: BLE001 - a malformed counter: the lead repairs it
-                log.warning("group %d: cannot count itself in %s (%s)", self.me, JOIN_KEY, exc)
+            self.joins.announce(self.me)
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
@@ -395,33 +374,7 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
-
-        def read() -> int:
-            return self._count(0)
-
-        try:
-            # While the lighthouse or the store is down, wait for it (the guard ends the
-            # process once the bound has passed) instead of repairing a counter it cannot read.
-            self._joins = read() if self.bounds is None else self.bounds.retry(read)
-        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
-            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
-            self.store.set(JOIN_KEY, str(self._joins))
-        return self._joins
-
-    def _count(self, n: int) -> int:
-        """``add(JOIN_KEY, n)`` on a connection of its own: the store closes the connection
-        of an ``add`` to a value that is not a number, and the process groups' rendezvous
-        must not lose theirs with it."""
-        if self._counter is None:
-            host, port = self.store_addr
-            self._counter = dist.TCPStore(
-                host, port, is_master=False, timeout=timedelta(seconds=60)
-            )
-        try:
-            return int(self._counter.add(JOIN_KEY, n))
-        except Exception:
-            self._counter = None  # reconnect next time
-            raise
+        return self.joins.read(self.bounds)
 
     def finish(self, committed: int) -> None:
         """Publish that every member committed ``committed`` steps."""

@@ -235,7 +235,7 @@ def _restart(group: SpareGroup, cfg: WorkerConfig) -> None:
         if m.store.check([key]):
             path = m.auth.unwrap(key, m.store.get(key))
     if path:
-        group._load_checkpoint(path)
+        group.stepper.load_checkpoint(path)
     else:  # no checkpoint survived: start over from the initial weights
         spec = cfg.spec
         group.model.load_state_dict(spec.model().state_dict())

@@ -173,22 +173,31 @@ class JoinCounter:
     """The store counter :data:`JOIN_KEY`: a waiting replacement adds 1 per announcement, the
     lowest member reads it once per step (the count then travels in the step's sum).
 
-    It uses a store connection of its own: the store closes the connection of an ``add`` to a
-    value that is not a number, and the process groups' rendezvous must not lose theirs with
-    it.
+    The lowest member's reads come from a thread that polls the counter every ``interval``
+    seconds once :meth:`read` was first called, so a step waits on no store round trip (a
+    replacement is admitted at most one poll later). Each side uses a store connection of
+    its own: the store closes the connection of an ``add`` to a value that is not a number,
+    and the process groups' rendezvous must not lose theirs with it.
     """
 
-    def __init__(self, store_addr: tuple[str, int]) -> None:
+    def __init__(self, store_addr: tuple[str, int], interval: float = 0.05) -> None:
         self.store_addr = store_addr
+        self.interval = interval
+        #: The count last read.
         self.last = 0
         self._conn: Any = None
+        self._stop = threading.Event()
+        self._poller: threading.Thread | None = None
 
-    def _add(self, n: int) -> int:
+    def _connect(self) -> Any:
         import torch.distributed as dist
 
+        host, port = self.store_addr
+        return dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+
+    def _add(self, n: int) -> int:
         if self._conn is None:
-            host, port = self.store_addr
-            self._conn = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+            self._conn = self._connect()
         try:
             return int(self._conn.add(JOIN_KEY, n))
         except Exception:
@@ -204,19 +213,34 @@ class JoinCounter:
             log.warning("group %d: cannot count itself in %s (%s)", group, JOIN_KEY, exc)
 
     def read(self, bounds: Any = None) -> int:
-        """The count. While the lighthouse or the store is down, ``bounds`` (the service
-        guard) waits for it, and ends the process once its bound has passed, instead of
-        repairing a counter it cannot read; a malformed counter is reset to the last count."""
-        try:
-            self.last = self._add(0) if bounds is None else bounds.retry(lambda: self._add(0))
-        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
-            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
-            self._repair()
+        """The count: read now the first time (then the polling thread starts), else as last
+        polled. ``bounds`` is the service guard: while the lighthouse or the store is down a
+        failed read is not a malformed counter (the guard ends the process once its bound has
+        passed)."""
+        if self._poller is None:
+            self._poll_once(bounds)
+            self._poller = threading.Thread(
+                target=self._poll, args=(bounds,), name="spare-joins", daemon=True
+            )
+            self._poller.start()
         return self.last
 
-    def _repair(self) -> None:
-        import torch.distributed as dist
+    def _poll(self, bounds: Any) -> None:
+        while not self._stop.wait(self.interval):
+            self._poll_once(bounds)
 
-        host, port = self.store_addr
-        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
-        store.set(JOIN_KEY, str(self.last))
+    def _poll_once(self, bounds: Any) -> None:
+        try:
+            self.last = self._add(0)
+        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
+            if bounds is not None and bounds.down():
+                return  # the store or the lighthouse is gone: nothing to repair
+            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
+            try:
+                self._connect().set(JOIN_KEY, str(self.last))
+            except Exception:  # noqa: BLE001 - retried at the next poll
+                pass
+
+    def close(self) -> None:
+        """Stop polling."""
+        self._stop.set()

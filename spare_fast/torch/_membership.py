@@ -144,6 +144,7 @@ class Membership:
     def close(self) -> None:
         """Stop heartbeating."""
         self._stop.set()
+        self.joins.close()
         if self.bounds is not None:
             self.bounds.close()
 

@@ -21,9 +21,22 @@ from spare_fast.torch._types import EventRecord
 __all__ = ["Snapshot", "StepState"]
 
 
+def _copy(obj: Any) -> Any:
+    """A copy of ``obj`` (nested dicts, lists and tuples of tensors and plain values): each
+    tensor cloned, each other leaf deep-copied. Several times faster than ``copy.deepcopy``
+    of a state dict, which the one-step rollback takes every step."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, dict):
+        return {k: _copy(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return type(obj)(_copy(v) for v in obj)
+    return copy.deepcopy(obj)
+
+
 @dataclass
 class Snapshot:
-    """The model, optimizer and scheduler state from before a step's update (deep copies; a
+    """The model, optimizer and scheduler state from before a step's update (copies; a
     sharded tensor is copied as its local shard)."""
 
     model: dict[str, Any]
@@ -34,9 +47,9 @@ class Snapshot:
     def take(cls, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> Snapshot:
         """Copy the current state of ``model``, ``optimizer`` and ``scheduler`` (or None)."""
         return cls(
-            model=copy.deepcopy(shards(model.state_dict())),
-            optimizer=copy.deepcopy(shards(optimizer.state_dict())),
-            scheduler=None if scheduler is None else copy.deepcopy(scheduler.state_dict()),
+            model=_copy(shards(model.state_dict())),
+            optimizer=_copy(shards(optimizer.state_dict())),
+            scheduler=None if scheduler is None else _copy(scheduler.state_dict()),
         )
 
     def restore(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:

@@ -187,10 +187,12 @@ class SpareGroup:
         ledger: str | None = None,
         ordered_sum: bool = False,
     ) -> None:
-        me, lighthouse, store_addr = resolve(
+        settings = resolve(
             model, optimizer, layout, steps, group, lighthouse, store, backend,
-            checkpoint_every, bucket_numel,
+            checkpoint_every, bucket_numel, (heartbeat_interval, quorum_timeout, quorum_poll),
+            ordered_sum,
         )  # fmt: skip
+        me = settings.group
         self.model = model
         self.optimizer = optimizer
         self.scheduler = scheduler
@@ -208,12 +210,10 @@ class SpareGroup:
             if checkpoint_dir is None
             else Checkpoints(checkpoint_dir, keep_checkpoints, self.auth.secret)
         )
-        self.quorum_timeout = as_timedelta(quorum_timeout, "quorum_timeout")
+        self.quorum_timeout = settings.quorum_timeout
         self.verbose = bool(verbose)
         self.n_types = layout.n_types
         self.params = list(model.parameters())
-        if not isinstance(ordered_sum, bool):
-            raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
         self.ordered_sum = ordered_sum
         self.reduce_layout = ReduceLayout(
             self.params,
@@ -229,16 +229,7 @@ class SpareGroup:
         held = frozenset(int(t) for t in layout.stacks[me])
         self.sums = TypeSums(model, self.reduce_layout, me, held, self.seed)
         self.membership = GroupMembership(
-            self.ranks,
-            me,
-            layout.n_groups,
-            lighthouse,
-            store_addr,
-            as_timedelta(heartbeat_interval, "heartbeat_interval"),
-            self.quorum_timeout,
-            as_timedelta(quorum_poll, "quorum_poll"),
-            progress=lambda: (self.committed, self.has_state),
-            auth=self.auth,
+            self.ranks, settings, lambda: (self.committed, self.has_state), self.auth
         )
         self.collectives = Collectives(
             backend,

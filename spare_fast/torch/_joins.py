@@ -18,6 +18,7 @@ And the counter through which a waiting replacement tells the members it waits
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
 import time
@@ -210,9 +211,6 @@ class JoinCounter:
                 self._conn = None  # reconnect next time
                 raise
 
-    def _add0(self) -> int:
-        return self._add(0)
-
     def announce(self, group: int) -> None:
         """A replacement of ``group`` says it waits (a failure is logged: the lead repairs a
         malformed counter)."""
@@ -243,18 +241,48 @@ class JoinCounter:
             self._poll_once(bounds)
 
     def _poll_once(self, bounds: Any, wait: bool = False) -> None:
-        """Read the count (``wait``: through the guard, waiting while a service is down)."""
-        try:
-            self.last = self._add(0) if not wait or bounds is None else bounds.retry(self._add0)
-        except Exception as exc:  # noqa: BLE001 - a malformed counter: repaired, not fatal
-            if bounds is not None and bounds.down():
-                self.lost = True  # the next step's read waits here, as if it were not polled
-                return
-            log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
+        """Read the count; ``wait``: while the store is down, wait for it through the guard
+        ``bounds`` (which ends the process once its bound has passed), else flag it."""
+        while True:
             try:
-                self._connect().set(JOIN_KEY, str(self.last))
-            except Exception:  # noqa: BLE001 - retried at the next poll
+                self.last = self._add(0)
+                return
+            except RuntimeError as exc:
+                # The store answers an ``add`` to a value that is not a number by closing the
+                # connection, as a store that went away does: tell the two apart on a fresh
+                # connection before repairing anything.
+                if not self._malformed():
+                    if bounds is None or not wait:
+                        self.lost = bounds is not None
+                        if wait:
+                            raise
+                        return
+                    time.sleep(0.1)
+                    bounds.pace()
+                    continue
+                log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self.last)
+                try:
+                    self._connect().set(JOIN_KEY, str(self.last))
+                except RuntimeError:
+                    pass  # repaired at the next read
+                return
+
+    def _malformed(self) -> bool:
+        """Whether the store answers and holds a join counter that is not a number."""
+        import torch.distributed as dist
+
+        host, port = self.store_addr
+        try:  # a plain connect first: no client's retries and logs
+            with socket.create_connection((host, port), timeout=1.0):
                 pass
+        except OSError:
+            return False
+        try:
+            fresh = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
+            raw = fresh.get(JOIN_KEY) if fresh.check([JOIN_KEY]) else b"0"
+        except RuntimeError:
+            return False  # unreachable: not a malformed value
+        return re.fullmatch(rb"\s*-?\d+\s*", raw) is None
 
     def close(self) -> None:
         """Stop polling."""

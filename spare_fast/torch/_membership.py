@@ -53,6 +53,9 @@ from spare_fast.torch._watchdog import heartbeat_timeout
 
 __all__ = ["JOIN_KEY", "Membership", "check_ranks", "data_of", "valid_view"]
 
+#: Timeout of one heartbeat call to the lighthouse, seconds.
+HEARTBEAT_CALL_S = 5.0
+
 
 class Membership:
     """This process's view of its run's membership and its link to the lighthouse.
@@ -133,11 +136,14 @@ class Membership:
         )
 
     def close(self) -> None:
-        """Stop heartbeating."""
+        """Stop heartbeating; the heartbeat thread is joined (within one beat's timeout) so
+        that no daemon thread is left inside the lighthouse client at interpreter exit."""
         self._stop.set()
         self.joins.close()
         if self.bounds is not None:
             self.bounds.close()
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join(HEARTBEAT_CALL_S + 1.0)
 
     def _heartbeat(self) -> None:
         from torchft.coordination import LighthouseClient
@@ -145,7 +151,7 @@ class Membership:
         client = LighthouseClient(addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10))
         while not self._stop.is_set():
             try:
-                client.heartbeat(self.replica_id, timeout=timedelta(seconds=5))
+                client.heartbeat(self.replica_id, timeout=timedelta(seconds=HEARTBEAT_CALL_S))
             except Exception:  # noqa: BLE001 - a missed beat is retried; the lighthouse decides
                 pass
             self._stop.wait(self.heartbeat_interval.total_seconds())

@@ -6,7 +6,8 @@ Three figures, each in the benchmark's ``extra_info`` (and printed): the median 
 SIGKILL sent to a worker's PID to the survivors' agreed decision (default timeouts: the
 lighthouse's 2 s heartbeat timeout dominates); the executor's per-step cost against plain
 ``torch.nn.parallel.DistributedDataParallel`` on the same model at N = 4 (a ratio); and the
-restart time, from the wipe-out decision to the first step committed after the restart. The
+restart time, from the wipe-out decision to the first step committed after the restart; and the
+per-step cost of ``ordered_sum=True`` against the default sum at N = 4 (a ratio). The
 timed function of each is one whole run. Every benchmark asserts its answer (the failure-free
 weights); none asserts a time.
 """
@@ -79,6 +80,29 @@ def test_step_cost_against_ddp(benchmark) -> None:
     print(
         f"\nper step: spare_fast {spare * 1e3:.1f} ms, DDP {ddp * 1e3:.1f} ms, "
         f"ratio {spare / ddp:.2f}"
+    )
+
+
+def test_ordered_sum_cost(benchmark) -> None:
+    ref = reference_params(TRANSFORMER, 4)
+    per_step: dict[bool, list[float]] = {False: [], True: []}
+
+    def once() -> None:
+        for ordered in (False, True):
+            result = SpareTrainer(TRANSFORMER, LAYOUT, ordered_sum=ordered).run()
+            assert max_rel_diff(result.params, ref) <= 1e-10
+            steps = result.steps
+            seconds = (steps[-1].committed_at - steps[WARMUP].committed_at) / (TIMED - 1)
+            per_step[ordered].append(seconds)
+
+    benchmark.pedantic(once, rounds=3, iterations=1)
+    default, ordered = (statistics.median(per_step[k]) for k in (False, True))
+    benchmark.extra_info.update(
+        default_step_s=default, ordered_step_s=ordered, ratio=ordered / default, n=4
+    )
+    print(
+        f"\nN = 4, K = 1: ordered_sum step {ordered * 1e3:.1f} ms, default {default * 1e3:.1f} "
+        f"ms, ratio {ordered / default:.2f}"
     )
 
 

@@ -6,6 +6,12 @@ waiting replacement announced itself; only the lowest member writes it, so every
 the same count after the sum). :class:`ReduceLayout` names those fields; nothing else indexes
 the tensor.
 
+With the ordered sum (``slots = N``) each shard type has a slot of its own (gradients, buffer
+changes, loss): slot 0 where the one-slot buffer has its fields, the join slot after it, then
+slots 1 to N - 1. A type's values go to its slot only, so after the all-reduce every slot
+holds one type's values plus exact zeros, and :meth:`ReduceLayout.fold` adds the slots in type
+order: the sum does not depend on which group computed which type.
+
 A parameter or buffer sharded inside a group of K ranks (a ``DTensor`` of FSDP2 or tensor
 parallelism) takes its local shard's place: rank ``i`` of every group reduces the shards of
 rank ``i``. The buffer lives on the parameters' device.
@@ -49,6 +55,10 @@ class ReduceLayout:
         Its module buffers, in ``model.buffers()`` order.
     dtype : torch.dtype
         The buffer's dtype (the parameters').
+    slots : int, optional
+        1 (default): every type adds into the same fields. N (the number of shard types): a
+        slot per type, added in type order by :meth:`fold` (the buffer is then N times as
+        long, less one join slot).
 
     Examples
     --------
@@ -56,11 +66,19 @@ class ReduceLayout:
     >>> lay = ReduceLayout([w], [], torch.float32)
     >>> (lay.numel, lay.grads, lay.loss, lay.join)
     (8, slice(0, 6, None), 6, 7)
+    >>> ReduceLayout([w], [], torch.float32, slots=3).numel  # 3 slots of 7, one join slot
+    22
     """
 
     def __init__(
-        self, params: Sequence[torch.Tensor], buffers: Sequence[torch.Tensor], dtype: torch.dtype
+        self,
+        params: Sequence[torch.Tensor],
+        buffers: Sequence[torch.Tensor],
+        dtype: torch.dtype,
+        slots: int = 1,
     ) -> None:
+        if type(slots) is not int or slots < 1:
+            raise ValueError(f"slots = {slots!r} is not a whole number >= 1")
         self.params = list(params)
         self.buffers = list(buffers)
         self.dtype = dtype
@@ -73,10 +91,31 @@ class ReduceLayout:
         self.buffer_deltas = slice(self.n_params, self.n_params + self.n_buffers)
         #: Index of the summed loss.
         self.loss = self.n_params + self.n_buffers
+        #: Numbers of one type's slot (gradients, buffer changes, loss).
+        self.width = self.loss + 1
         #: Index of the join slot.
-        self.join = self.loss + 1
+        self.join = self.width
+        #: Slots: 1, or one per shard type (the ordered sum).
+        self.slots = slots
         #: Length of the buffer.
-        self.numel = self.join + 1
+        self.numel = self.join + 1 + (slots - 1) * self.width
+
+    def offset(self, shard_type: int) -> int:
+        """Where the slot of ``shard_type`` begins (0 with one slot)."""
+        if self.slots == 1 or shard_type == 0:
+            return 0
+        return self.join + 1 + (shard_type - 1) * self.width
+
+    def fold(self, reduced: torch.Tensor) -> torch.Tensor:
+        """The one-slot buffer of ``reduced``: its slots added in type order (slot 0, then 1,
+        ...), and its join slot; ``reduced`` itself with one slot."""
+        if self.slots == 1:
+            return reduced
+        out = reduced[: self.join + 1].clone()
+        for t in range(1, self.slots):
+            begin = self.offset(t)
+            out[: self.width] += reduced[begin : begin + self.width]
+        return out
 
     def zeros(self) -> torch.Tensor:
         """An empty (all-zero) buffer."""
@@ -106,21 +145,23 @@ class ReduceLayout:
         total: torch.Tensor,
         start: torch.Tensor | None,
         loss: torch.Tensor,
+        shard_type: int = 0,
     ) -> None:
-        """Add one computed type to ``total``: the current gradients, the module buffers'
-        change since ``start`` (equal values change by exactly 0), and ``loss``."""
-        total[self.grads] += self.flat_grads()
+        """Add one computed type to ``total`` (in the slot of ``shard_type``): the current
+        gradients, the module buffers' change since ``start`` (equal values change by exactly
+        0), and ``loss``."""
+        at = self.offset(shard_type)
+        total[at + self.grads.start : at + self.grads.stop] += self.flat_grads()
         if start is not None:
             now = self.flat_buffers()
             assert now is not None
-            total[self.buffer_deltas] += torch.where(
-                now == start, torch.zeros_like(now), now - start
-            )
-        total[self.loss] += local(loss).detach()
+            deltas = slice(at + self.buffer_deltas.start, at + self.buffer_deltas.stop)
+            total[deltas] += torch.where(now == start, torch.zeros_like(now), now - start)
+        total[at + self.loss] += local(loss).detach()
 
     def apply(self, reduced: torch.Tensor, start: Sequence[torch.Tensor], n: int) -> None:
         """Set every ``grad`` to its ``sum / n`` and every buffer to ``start + sum / n``
-        (rounded for integer buffers)."""
+        (rounded for integer buffers); ``reduced`` has one slot (see :meth:`fold`)."""
         offset = 0
         for param in self.params:
             shard = local(param)

@@ -24,21 +24,13 @@ from typing import Any
 
 import torch
 
+from spare_fast.torch._errors import CheckpointError, ProtocolError
+
 __all__ = ["CheckpointError", "Checkpoints", "load_training", "save_training"]
 
 _MAGIC = b"SPARE-FAST-CHECKPOINT-1\n"
 _MAGIC_KEYED = b"SPARE-FAST-CHECKPOINT-2\n"
 _NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
-
-
-class CheckpointError(Exception):
-    """A checkpoint file is unreadable: bad header, checksum mismatch, bad payload, or (with a
-    run key) a MAC that does not verify.
-
-    What to do: start from an older checkpoint (:meth:`Checkpoints.newest_valid` finds the
-    newest one that verifies); a MAC that does not verify means the file was not written by
-    this run's key holders.
-    """
 
 
 def _mac(key: bytes, payload: bytes) -> bytes:
@@ -208,8 +200,6 @@ def load_training(
 
     ``key``: the run key; the file must carry its MAC.
     """
-    from spare_fast.torch._errors import ProtocolError
-
     blob = Checkpoints.load(path, key)
     if scheduler is not None and blob.get("scheduler") is None:
         raise ProtocolError(f"checkpoint {path} has no LR scheduler state")

@@ -53,6 +53,8 @@ class TypeSums:
         self.me = group
         self.held = held
         self.seed = seed
+        #: A snapshot no longer needed (two steps old), whose tensors the next one reuses.
+        self.spare: Snapshot | None = None
 
     def begin(
         self,
@@ -73,8 +75,9 @@ class TypeSums:
             local=torch.zeros(0),
             computed=list(mine),
             buffers=[x.detach().clone() for x in self.layout.buffers],
-            before=Snapshot.take(self.model, optimizer, scheduler),
+            before=Snapshot.take(self.model, optimizer, scheduler, self.spare),
         )
+        self.spare = None
         state.local = self.sums(state, mine, compute)
         return state
 
@@ -95,6 +98,6 @@ class TypeSums:
             self.model.zero_grad(set_to_none=False)
             loss = compute(state.step, t)
             loss.backward()
-            self.layout.add_type(total, start, loss)
+            self.layout.add_type(total, start, loss, t)
         self._set_buffers(state.buffers)
         return total

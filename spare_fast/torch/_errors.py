@@ -8,12 +8,12 @@ the process exit codes the examples use (:data:`EXIT_CODES`), so a supervisor (a
 
 from __future__ import annotations
 
-from spare_fast.torch._checkpoint import CheckpointError
 from spare_fast.torch._types import EventRecord
 
 __all__ = [
     "EXIT_CODES",
     "AuthenticationError",
+    "CheckpointError",
     "Excluded",
     "IdentityMismatch",
     "ProtocolError",
@@ -22,6 +22,16 @@ __all__ = [
     "WipeOutError",
     "exit_code",
 ]
+
+
+class CheckpointError(Exception):
+    """A checkpoint file is unreadable: bad header, checksum mismatch, bad payload, or (with a
+    run key) a MAC that does not verify.
+
+    What to do: start from an older checkpoint (:meth:`Checkpoints.newest_valid` finds the
+    newest one that verifies); a MAC that does not verify means the file was not written by
+    this run's key holders.
+    """
 
 
 class ProtocolError(Exception):

@@ -17,6 +17,7 @@ from typing import Any
 from spare_fast.torch._auth import RunKey, read_json
 from spare_fast.torch._errors import AuthenticationError, IdentityMismatch
 from spare_fast.torch._identity import STATIC_FIELDS, compare
+from spare_fast.torch._settings import MemberSettings
 
 __all__ = ["Gate", "valid_ids", "valid_view"]
 
@@ -53,19 +54,17 @@ class Gate:
 
     Parameters
     ----------
-    group : int
-        This process's group.
-    n_groups : int
-        Groups of the run.
+    settings : MemberSettings
+        This process's membership settings (its group, the run's group count).
     replica_id : str
         This process's identity at the lighthouse.
     auth : RunKey
         The run key (or none).
     """
 
-    def __init__(self, group: int, n_groups: int, replica_id: str, auth: RunKey) -> None:
-        self.me = group
-        self.n_groups = n_groups
+    def __init__(self, settings: MemberSettings, replica_id: str, auth: RunKey) -> None:
+        self.me = settings.group
+        self.n_groups = settings.n_groups
         self.replica_id = replica_id
         self.auth = auth
         #: Processes that were members and left: never admitted again (no replayed data).

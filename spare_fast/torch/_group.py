@@ -13,6 +13,8 @@ at the boundary). The group composes collaborators, each in its own module:
   controller events, patch computes, a new process group and a heal;
 - :class:`~spare_fast.torch._healer.Healer`: the state transfer to a replacement;
 - :class:`~spare_fast.torch._rollback.StepState`: the step in flight and its snapshot;
+- :class:`~spare_fast.torch._step.Stepper`: a step's all-reduce until one succeeds, its commit
+  and the checkpoints;
 - :class:`~spare_fast.torch._compute.TypeSums` and
   :class:`~spare_fast.torch._buffer.ReduceLayout`: the partial sums and the reduced buffer's
   named fields;
@@ -23,7 +25,6 @@ at the boundary). The group composes collaborators, each in its own module:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -34,10 +35,10 @@ import torch
 from spare_fast.layout import Layout
 from spare_fast.torch._auth import RunKey
 from spare_fast.torch._buffer import ReduceLayout
-from spare_fast.torch._checkpoint import Checkpoints, load_training, save_training
+from spare_fast.torch._checkpoint import Checkpoints
 from spare_fast.torch._collective import Collectives
 from spare_fast.torch._compute import ComputeFn, TypeSums
-from spare_fast.torch._decisions import Decider, format_step
+from spare_fast.torch._decisions import Decider
 from spare_fast.torch._errors import WipeOutError
 from spare_fast.torch._healer import Healer
 from spare_fast.torch._ledger import Ledger
@@ -46,6 +47,7 @@ from spare_fast.torch._ranks import GroupMembership, Ranks
 from spare_fast.torch._recovery import Recovery
 from spare_fast.torch._rollback import StepState
 from spare_fast.torch._settings import env, resolve
+from spare_fast.torch._step import Stepper
 from spare_fast.torch._types import EventRecord, Phase, as_timedelta
 
 __all__ = ["SpareGroup", "WipeOutError", "ComputeFn"]
@@ -115,6 +117,13 @@ class SpareGroup:
     ledger : str, optional
         A folder (or a ``.jsonl`` file) for this process's step ledger: one JSON line per
         committed step (``spare-fast ledger check DIR`` verifies a run's ledgers).
+    ordered_sum : bool, optional
+        Add the N types' gradients in type order (0, 1, ..., N - 1) on every member, so that
+        the result is the same to the last bit whichever group computed which type (before and
+        after a failure, whatever the ring's order). Costs an all-reduce N times as long: each
+        type travels in a slot of its own. Off by default: the groups' partial sums are then
+        added in the all-reduce's own order, equal to the ordered sum within rounding. Every
+        group of a run must set the same value (it is part of the run identity).
 
     Raises
     ------
@@ -131,8 +140,9 @@ class SpareGroup:
     (:class:`WipeOutError`). Cost per step: one all-reduce of ``P + B + 2`` numbers
     (parameters, buffer numbers, the loss, and a join slot through which the lowest member
     tells the others that a replacement waits, so that all admit it at the same step
-    boundary), a copy of the state before the update (for the one-step rollback), and one
-    ``TCPStore`` read by the lowest member.
+    boundary; ``N * (P + B + 1) + 1`` numbers with ``ordered_sum``), a copy of the state
+    before the update (for the one-step rollback), and, off the step's path, a ``TCPStore``
+    read every 50 ms by a thread of the lowest member.
 
     Examples
     --------
@@ -175,11 +185,14 @@ class SpareGroup:
         run_key: str | bytes | None = None,
         key_file: str | None = None,
         ledger: str | None = None,
+        ordered_sum: bool = False,
     ) -> None:
-        me, lighthouse, store_addr = resolve(
+        settings = resolve(
             model, optimizer, layout, steps, group, lighthouse, store, backend,
-            checkpoint_every, bucket_numel,
+            checkpoint_every, bucket_numel, (heartbeat_interval, quorum_timeout, quorum_poll),
+            ordered_sum,
         )  # fmt: skip
+        me = settings.group
         self.model = model
         self.optimizer = optimizer
         self.scheduler = scheduler
@@ -197,11 +210,17 @@ class SpareGroup:
             if checkpoint_dir is None
             else Checkpoints(checkpoint_dir, keep_checkpoints, self.auth.secret)
         )
-        self.quorum_timeout = as_timedelta(quorum_timeout, "quorum_timeout")
+        self.quorum_timeout = settings.quorum_timeout
         self.verbose = bool(verbose)
         self.n_types = layout.n_types
         self.params = list(model.parameters())
-        self.reduce_layout = ReduceLayout(self.params, list(model.buffers()), self.params[0].dtype)
+        self.ordered_sum = ordered_sum
+        self.reduce_layout = ReduceLayout(
+            self.params,
+            list(model.buffers()),
+            self.params[0].dtype,
+            slots=layout.n_types if ordered_sum else 1,
+        )
         itemsize = torch.empty(0, dtype=self.reduce_layout.dtype).element_size()
         self.ranks = Ranks(me)
         self.verbose = self.verbose and self.ranks.rank == 0
@@ -210,16 +229,7 @@ class SpareGroup:
         held = frozenset(int(t) for t in layout.stacks[me])
         self.sums = TypeSums(model, self.reduce_layout, me, held, self.seed)
         self.membership = GroupMembership(
-            self.ranks,
-            me,
-            layout.n_groups,
-            lighthouse,
-            store_addr,
-            as_timedelta(heartbeat_interval, "heartbeat_interval"),
-            self.quorum_timeout,
-            as_timedelta(quorum_poll, "quorum_poll"),
-            progress=lambda: (self.committed, self.has_state),
-            auth=self.auth,
+            self.ranks, settings, lambda: (self.committed, self.has_state), self.auth
         )
         self.collectives = Collectives(
             backend,
@@ -230,6 +240,7 @@ class SpareGroup:
         )
         self.healer = Healer(self.collectives, self.auth)
         self.recovery = Recovery(self)
+        self.stepper = Stepper(self)
         self.committed = 0
         self.has_state = True
         self.join_seen = 0
@@ -378,37 +389,7 @@ class SpareGroup:
             raise TypeError(f"compute = {compute!r} is not callable")
         if self.committed >= self.steps and self.cur is None:
             raise RuntimeError(f"all {self.steps} steps are committed")
-        lay = self.reduce_layout
-        while True:
-            if self.cur is None:
-                self._report(Phase.COMPUTE)
-                self.cur = self.sums.begin(
-                    self.committed,
-                    self.decider.assignment(),
-                    self.decider.depth,
-                    self.optimizer,
-                    self.scheduler,
-                    compute,
-                )
-            cur = self.cur
-            reduced = cur.local.clone()
-            if self.membership.lead() and self.ranks.rank == 0:
-                # How many times a replacement said it waits: the same number reaches every
-                # member through the sum (and every rank through agree_step), so all admit it
-                # after the same step.
-                reduced[lay.join] = float(self.membership.join_count())
-            since = time.perf_counter()
-            ok = self.collectives.allreduce(reduced, lambda i: self._report(Phase.ALLREDUCE, i))
-            # A failure on any rank of the group sends all its ranks into recovery.
-            ok, waiting = self.ranks.agree_step(ok, lay.waiting(reduced) if ok else 0)
-            if ok:
-                reduced[lay.join] = float(waiting)
-                break
-            self.collectives.drop()
-            self.recovery.recover_until_built(compute, since)
-        lay.apply(reduced, cur.buffers, self.n_types)
-        self._pending = (cur, reduced)
-        return lay.mean_loss(reduced, self.n_types)
+        return self.stepper.reduce(compute)
 
     def step_end(self) -> None:
         """Commit the step the last :meth:`reduce` completed (after the optimizer step).
@@ -426,35 +407,4 @@ class SpareGroup:
         """
         if self._pending is None:
             raise RuntimeError("step_end() without a reduce(): call reduce(compute) first")
-        cur, reduced = self._pending
-        self._pending = None
-        self.committed = cur.step + 1
-        self._commit(cur, self.reduce_layout.mean_loss(reduced, self.n_types))
-        self.last, self.cur = cur, None
-        waiting = self.reduce_layout.waiting(reduced)
-        if waiting > self.join_seen:
-            self.join_seen = waiting
-            self.recovery.admit()
-        if self.committed >= self.steps and self.cur is None:
-            self.recovery.finish()
-
-    def _commit(self, cur: StepState, loss: float) -> None:
-        self._write(cur.record(self.members, loss))
-        lead = self.membership.lead()
-        if lead and self.verbose:
-            print(format_step(cur, self.members, loss, self.layout.n_groups), flush=True)
-        if lead and (self.committed % self.checkpoint_every == 0 or self.committed == self.steps):
-            self._save_checkpoint()
-
-    # ------------------------------------------------------------------ checkpoints
-    def _save_checkpoint(self) -> None:
-        if self.ckpts is not None:
-            self._report(Phase.CHECKPOINT)
-            save_training(
-                self.ckpts, self.committed, self.model, self.optimizer, self.scheduler, self.seed
-            )
-
-    def _load_checkpoint(self, path: str) -> None:
-        self.committed = load_training(
-            path, self.model, self.optimizer, self.scheduler, self.auth.secret
-        )
+        self.stepper.end()

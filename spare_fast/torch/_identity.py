@@ -1,7 +1,8 @@
 """The run identity: what must be equal in every group of a run, compared before step 0.
 
 Each group derives a fingerprint of the run it is about to train: the number of groups N, the
-redundancy r, the layout's stacks, the seed, the ranks per group K, the steps, and a SHA-256
+redundancy r, the layout's stacks, the seed, the ranks per group K, the steps, whether the
+gradients are added in type order (the reduced buffer's length depends on it), and a SHA-256
 of its initial state (parameters, buffers and optimizer state). The groups compare their
 fingerprints when the run forms (each carries its own in its quorum data) and stop before any
 step if one differs, naming the field and the groups. A replacement's state is not comparable
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 #: Fields compared for a replacement (everything but the state digest), in reporting order.
-STATIC_FIELDS = ("keyed", "n", "r", "stacks", "seed", "ranks", "steps")
+STATIC_FIELDS = ("keyed", "n", "r", "stacks", "seed", "ranks", "steps", "ordered")
 
 
 def _feed(h: Any, value: Any) -> None:
@@ -71,11 +72,12 @@ def fingerprint(
     keyed: bool = False,
     model: Any = None,
     optimizer: Any = None,
+    ordered: bool = False,
 ) -> dict[str, Any]:
     """The identity of the run a group is about to train.
 
     ``keyed``: whether the group has a run key. ``model`` and ``optimizer`` None: the static
-    fields only (a replacement's).
+    fields only (a replacement's). ``ordered``: whether it sums the types in type order.
     """
     out: dict[str, Any] = {
         "keyed": bool(keyed),
@@ -85,6 +87,7 @@ def fingerprint(
         "seed": int(seed),
         "ranks": int(ranks),
         "steps": int(steps),
+        "ordered": bool(ordered),
     }
     if model is not None:
         out["state"] = state_digest(model, optimizer)
@@ -137,8 +140,9 @@ def of_group(group: Any, full: bool) -> dict[str, Any]:
     size = getattr(getattr(group, "ranks", None), "size", None)
     ranks = int(size or ranks_per_group())
     keyed = bool(group.auth.enabled)
+    ordered = bool(getattr(group, "ordered_sum", False))
     if not full:
-        return fingerprint(group.layout, group.seed, group.steps, ranks, keyed)
+        return fingerprint(group.layout, group.seed, group.steps, ranks, keyed, ordered=ordered)
     return fingerprint(
-        group.layout, group.seed, group.steps, ranks, keyed, group.model, group.optimizer
+        group.layout, group.seed, group.steps, ranks, keyed, group.model, group.optimizer, ordered
     )

@@ -28,6 +28,7 @@ from spare_fast.layout import Layout
 from spare_fast.torch._faults import PlannedFaults, SpuriousErrors
 from spare_fast.torch._observer import Observer, Observers
 from spare_fast.torch._records import holds_run
+from spare_fast.torch._settings import check_bucket, check_layout
 from spare_fast.torch._supervisor import Supervisor
 from spare_fast.torch._types import (
     Fault,
@@ -142,6 +143,10 @@ class SpareTrainer:
     verbose : bool, optional
         The launcher prints one line per process start and end; the lowest alive group prints
         one line per step (depth, loss, events).
+    ordered_sum : bool, optional
+        Add the types' gradients in type order on every worker, the same to the last bit
+        whichever group computed which type, for an all-reduce N times as long (see
+        :class:`~spare_fast.torch.SpareGroup`).
 
     Raises
     ------
@@ -206,16 +211,11 @@ class SpareTrainer:
         observers: Sequence[Observer] = (),
         injector: Any = None,
         verbose: bool = False,
+        ordered_sum: bool = False,
     ) -> None:
         if not isinstance(spec, TrainSpec):
             raise TypeError(f"spec = {spec!r} is not a TrainSpec")
-        if not isinstance(layout, Layout):
-            raise TypeError(f"layout = {layout!r} is not a spare_fast.Layout")
-        if layout.n_types != layout.n_groups or layout.n_groups < 2:
-            raise ValueError(
-                f"layout with n_groups = {layout.n_groups}, n_types = {layout.n_types}: the "
-                "executor needs n_types == n_groups >= 2"
-            )
+        check_layout(layout, "the executor")
         self.spec = spec
         self.layout = layout
         self.collective_timeout = as_timedelta(collective_timeout, "collective_timeout")
@@ -226,8 +226,7 @@ class SpareTrainer:
         self.rejoin_after = (
             None if rejoin_after is None else as_timedelta(rejoin_after, "rejoin_after")
         )
-        if bucket_numel is not None and int(bucket_numel) < 1:
-            raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
+        check_bucket(bucket_numel)
         self.bucket_numel = None if bucket_numel is None else int(bucket_numel)
         for name, value, low in (
             ("max_restarts", max_restarts, 0),
@@ -242,6 +241,9 @@ class SpareTrainer:
         if not (backend == "gloo" or callable(backend)):
             raise TypeError(f"backend = {backend!r} is neither 'gloo' nor a callable factory")
         self.backend = backend
+        if not isinstance(ordered_sum, bool):
+            raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
+        self.ordered_sum = ordered_sum
         self.observers = tuple(Observers(observers).observers)
         if injector is not None:
             if not isinstance(injector, SpuriousErrors):

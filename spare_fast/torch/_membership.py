@@ -26,9 +26,7 @@ waiting replacement.
 from __future__ import annotations
 
 import json
-import logging
 import os
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -38,32 +36,25 @@ from typing import Any
 import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey, read_json
-from spare_fast.torch._bounds import Bounds, reachable
+from spare_fast.torch._bounds import Bounds
 from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
 from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
 from spare_fast.torch._identity import compare
-from spare_fast.torch._joins import Claim, check_reachable
+from spare_fast.torch._joins import (
+    JOIN_KEY,
+    Claim,
+    JoinCounter,
+    check_ranks,
+    check_reachable,
+    check_run_ranks,
+)
+from spare_fast.torch._settings import MemberSettings
 from spare_fast.torch._watchdog import heartbeat_timeout
 
-__all__ = ["JOIN_KEY", "Membership", "data_of", "valid_view"]
+__all__ = ["JOIN_KEY", "Membership", "check_ranks", "data_of", "valid_view"]
 
-log = logging.getLogger("spare_fast.torch")
-
-#: Store key a waiting replacement increments; the lowest member reads it once per step.
-JOIN_KEY = "join/count"
 #: Timeout of one heartbeat call to the lighthouse, seconds.
 HEARTBEAT_CALL_S = 5.0
-
-
-def check_ranks(data: list[dict[str, Any]]) -> None:
-    """ValueError naming the groups whose ranks per group (K) differ from the others'."""
-    ranks = {int(d["group"]): int(d.get("ranks", 1)) for d in data}
-    values = sorted(ranks.values())
-    if values[0] == values[-1]:
-        return
-    common = max(set(values), key=values.count)
-    odd = ", ".join(f"group {g} runs K = {k}" for g, k in sorted(ranks.items()) if k != common)
-    raise ValueError(f"{odd} ranks, the other groups K = {common}: every group needs the same K")
 
 
 class Membership:
@@ -71,40 +62,30 @@ class Membership:
 
     Parameters
     ----------
-    group : int
-        This process's group.
-    n_groups : int
-        Groups of the run.
-    lighthouse_addr : str
-        ``http://HOST:PORT`` of the torchft lighthouse.
-    store_addr : tuple of (str, int)
-        Host and port of the run's ``TCPStore``.
-    heartbeat_interval, quorum_timeout, quorum_poll : timedelta
-        Heartbeat period; longest wait for one quorum; how long one quorum request waits.
+    settings : MemberSettings
+        The process's group, the run's group count, the lighthouse and store addresses and
+        the heartbeat and quorum timings.
     progress : callable
         ``progress() -> (committed, has_state)``: what this process reports in its quorum
         requests.
+    auth : RunKey, optional
+        The run key (none by default).
     """
 
     def __init__(
         self,
-        group: int,
-        n_groups: int,
-        lighthouse_addr: str,
-        store_addr: tuple[str, int],
-        heartbeat_interval: timedelta,
-        quorum_timeout: timedelta,
-        quorum_poll: timedelta,
+        settings: MemberSettings,
         progress: Callable[[], tuple[int, bool]],
         auth: RunKey | None = None,
     ) -> None:
-        self.me = group
-        self.n_groups = n_groups
-        self.lighthouse_addr = lighthouse_addr
-        self.store_addr = store_addr
-        self.heartbeat_interval = heartbeat_interval
-        self.quorum_timeout = quorum_timeout
-        self.quorum_poll = quorum_poll
+        self.settings = settings
+        group = self.me = settings.group
+        self.n_groups = settings.n_groups
+        self.lighthouse_addr = settings.lighthouse_addr
+        self.store_addr = settings.store_addr
+        self.heartbeat_interval = settings.heartbeat_interval
+        self.quorum_timeout = settings.quorum_timeout
+        self.quorum_poll = settings.quorum_poll
         self.progress = progress
         self.epoch = 0
         self.members: tuple[int, ...] = ()
@@ -122,9 +103,8 @@ class Membership:
         self.auth = auth or RunKey(None)
         #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
         self.identity: dict[str, Any] | None = None
-        self.gate = Gate(group, n_groups, self.replica_id, self.auth)
-        self._joins = 0
-        self._counter: Any = None
+        self.gate = Gate(settings, self.replica_id, self.auth)
+        self.joins = JoinCounter(settings.store_addr)
 
     # ------------------------------------------------------------------ connection
     def connect(self) -> None:
@@ -159,6 +139,7 @@ class Membership:
         """Stop heartbeating; the heartbeat thread is joined (within one beat's timeout) so
         that no daemon thread is left inside the lighthouse client at interpreter exit."""
         self._stop.set()
+        self.joins.close()
         if self.bounds is not None:
             self.bounds.close()
         if self._beat is not None and self._beat is not threading.current_thread():
@@ -350,14 +331,7 @@ class Membership:
         Takes the admitting view (members, replicas, prefix); returns the members that need
         the state.
         """
-        run_ranks = read_json(
-            self.store, f"e{self.epoch}/ranks", lambda v: type(v) is int and v >= 1, self.auth
-        )
-        if run_ranks is not None and run_ranks != self.n_ranks:
-            raise ValueError(
-                f"group {self.me} runs K = {self.n_ranks} ranks, the run's groups run "
-                f"K = {run_ranks}: every group needs the same K"
-            )
+        check_run_ranks(self.store, self.auth, self.epoch, self.me, self.n_ranks)
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             if self.claim is not None:
@@ -384,10 +358,7 @@ class Membership:
                 pass
             # The request stays registered at the lighthouse after it timed out; tell the
             # survivors it waits, so that their next step boundary admits it.
-            try:
-                self._count(1)
-            except Exception as exc:  # noqa: BLE001 - a malformed counter: the lead repairs it
-                log.warning("group %d: cannot count itself in %s (%s)", self.me, JOIN_KEY, exc)
+            self.joins.announce(self.me)
             if time.monotonic() > deadline:
                 raise TimeoutError(
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
@@ -401,52 +372,7 @@ class Membership:
 
     def join_count(self) -> int:
         """How many times a replacement announced it waits (read by the lowest member)."""
-        while True:
-            try:
-                self._joins = self._count(0)
-                return self._joins
-            except RuntimeError as exc:
-                # The store answers an ``add`` to a value that is not a number by closing the
-                # connection, as a store that went away does: tell the two apart on a fresh
-                # connection before repairing anything.
-                if not self._counter_malformed():
-                    if self.bounds is None:
-                        raise
-                    # Wait while the service is down (the guard ends the process once the
-                    # bound has passed); a store that answers again is read again.
-                    time.sleep(0.1)
-                    self.bounds.pace()
-                    continue
-                log.warning("store key %s: malformed (%s); reset to %d", JOIN_KEY, exc, self._joins)
-                self.store.set(JOIN_KEY, str(self._joins))
-                return self._joins
-
-    def _counter_malformed(self) -> bool:
-        """Whether the store answers and holds a join counter that is not a number."""
-        host, port = self.store_addr
-        if not reachable(host, port):  # a plain connect first: no client's retries and logs
-            return False
-        try:
-            fresh = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=2))
-            raw = fresh.get(JOIN_KEY) if fresh.check([JOIN_KEY]) else b"0"
-        except RuntimeError:
-            return False  # unreachable: not a malformed value
-        return re.fullmatch(rb"\s*-?\d+\s*", raw) is None
-
-    def _count(self, n: int) -> int:
-        """``add(JOIN_KEY, n)`` on a connection of its own: the store closes the connection
-        of an ``add`` to a value that is not a number, and the process groups' rendezvous
-        must not lose theirs with it."""
-        if self._counter is None:
-            host, port = self.store_addr
-            self._counter = dist.TCPStore(
-                host, port, is_master=False, timeout=timedelta(seconds=60)
-            )
-        try:
-            return int(self._counter.add(JOIN_KEY, n))
-        except Exception:
-            self._counter = None  # reconnect next time
-            raise
+        return self.joins.read(self.bounds)
 
     def finish(self, committed: int) -> None:
         """Publish that every member committed ``committed`` steps."""

@@ -24,6 +24,7 @@ import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey
 from spare_fast.torch._membership import Membership
+from spare_fast.torch._settings import MemberSettings
 
 __all__ = ["GroupMembership", "RankLost", "Ranks"]
 
@@ -170,20 +171,11 @@ class GroupMembership(Membership):
     def __init__(
         self,
         ranks: Ranks,
-        group: int,
-        n_groups: int,
-        lighthouse_addr: str,
-        store_addr: tuple[str, int],
-        heartbeat_interval: timedelta,
-        quorum_timeout: timedelta,
-        quorum_poll: timedelta,
+        settings: MemberSettings,
         progress: Callable[[], tuple[int, bool]],
         auth: RunKey | None = None,
     ) -> None:
-        super().__init__(
-            group, n_groups, lighthouse_addr, store_addr, heartbeat_interval, quorum_timeout,
-            quorum_poll, progress, auth,
-        )  # fmt: skip
+        super().__init__(settings, progress, auth)
         self.ranks = ranks
         self.n_ranks = ranks.size
         self._inside = False

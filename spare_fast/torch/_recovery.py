@@ -48,7 +48,7 @@ class Recovery:
         if how == "any":  # the user's own process: after a wipe-out, the next epoch
             g.membership.epoch = run_epoch(g.membership.store)
         if checkpoint is not None:
-            g._load_checkpoint(checkpoint)
+            g.stepper.load_checkpoint(checkpoint)
         if how == "any" and g.membership.formed():
             self.rejoin()
             return
@@ -60,7 +60,7 @@ class Recovery:
             self.rejoin()
             return
         if g.committed == 0 and checkpoint is None and g.membership.lead():
-            g._save_checkpoint()
+            g.stepper.save_checkpoint()
 
     def join_all(self) -> None:
         """Start of an epoch: agree a quorum of every group's current process."""

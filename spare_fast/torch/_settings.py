@@ -5,13 +5,62 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
 
 from spare_fast.layout import Layout
+from spare_fast.torch._types import as_timedelta
 
-__all__ = ["env", "host_port", "resolve"]
+__all__ = ["MemberSettings", "check_bucket", "check_layout", "env", "host_port", "resolve"]
+
+
+@dataclass(frozen=True)
+class MemberSettings:
+    """Who a process is in its run and how it reaches the lighthouse: what a
+    :class:`~spare_fast.torch._membership.Membership` is built from.
+
+    Attributes
+    ----------
+    group : int
+        This process's group.
+    n_groups : int
+        Groups of the run.
+    lighthouse_addr : str
+        ``http://HOST:PORT`` of the torchft lighthouse.
+    store_addr : tuple of (str, int)
+        Host and port of the run's ``TCPStore``.
+    heartbeat_interval, quorum_timeout, quorum_poll : timedelta
+        Heartbeat period; longest wait for one quorum; how long one quorum request waits.
+    """
+
+    group: int
+    n_groups: int
+    lighthouse_addr: str
+    store_addr: tuple[str, int]
+    heartbeat_interval: timedelta
+    quorum_timeout: timedelta
+    quorum_poll: timedelta
+
+
+def check_layout(layout: Any, who: str) -> None:
+    """TypeError or ValueError unless ``layout`` is a Layout with ``n_types == n_groups >= 2``
+    (``who`` names what needs it in the message)."""
+    if not isinstance(layout, Layout):
+        raise TypeError(f"layout = {layout!r} is not a spare_fast.Layout")
+    if layout.n_types != layout.n_groups or layout.n_groups < 2:
+        raise ValueError(
+            f"layout with n_groups = {layout.n_groups}, n_types = {layout.n_types}: "
+            f"{who} needs n_types == n_groups >= 2"
+        )
+
+
+def check_bucket(bucket_numel: int | None) -> None:
+    """ValueError unless ``bucket_numel`` is None or at least 1."""
+    if bucket_numel is not None and int(bucket_numel) < 1:
+        raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
 
 
 def env(name: str) -> str | None:
@@ -39,8 +88,12 @@ def resolve(
     backend: str | Callable[..., Any],
     checkpoint_every: int,
     bucket_numel: int | None,
-) -> tuple[int, str, tuple[str, int]]:
-    """Check the arguments; returns ``(group, lighthouse, (store host, store port))``.
+    timings: tuple[Any, Any, Any],
+    ordered_sum: Any,
+) -> MemberSettings:
+    """Check the arguments; returns the membership's settings (the group, the lighthouse, the
+    store's host and port; ``timings``: the heartbeat interval, the quorum timeout and the
+    quorum poll, as seconds or timedeltas).
 
     Raises
     ------
@@ -51,13 +104,7 @@ def resolve(
         raise TypeError(f"model = {model!r} is not a torch.nn.Module")
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer = {optimizer!r} is not a torch.optim.Optimizer")
-    if not isinstance(layout, Layout):
-        raise TypeError(f"layout = {layout!r} is not a spare_fast.Layout")
-    if layout.n_types != layout.n_groups or layout.n_groups < 2:
-        raise ValueError(
-            f"layout with n_groups = {layout.n_groups}, n_types = {layout.n_types}: "
-            "SpareGroup needs n_types == n_groups >= 2"
-        )
+    check_layout(layout, "SpareGroup")
     if int(steps) < 0:
         raise ValueError(f"steps = {steps} must be >= 0")
     if group is None:
@@ -84,6 +131,9 @@ def resolve(
         raise TypeError(f"backend = {backend!r} is neither 'gloo' nor a callable factory")
     if int(checkpoint_every) < 1:
         raise ValueError(f"checkpoint_every = {checkpoint_every} must be >= 1")
-    if bucket_numel is not None and int(bucket_numel) < 1:
-        raise ValueError(f"bucket_numel = {bucket_numel} must be >= 1")
-    return int(group), lighthouse, store_addr
+    check_bucket(bucket_numel)
+    if not isinstance(ordered_sum, bool):
+        raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
+    names = ("heartbeat_interval", "quorum_timeout", "quorum_poll")
+    beat, quorum, poll = (as_timedelta(t, name) for t, name in zip(timings, names, strict=True))
+    return MemberSettings(int(group), layout.n_groups, lighthouse, store_addr, beat, quorum, poll)

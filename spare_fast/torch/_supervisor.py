@@ -133,6 +133,7 @@ class Supervisor:
             rejoin=rejoin,
             backend=t.backend if legacy is None else legacy,
             observers=tuple(t.observers) + (() if legacy is None else (legacy,)),
+            ordered_sum=t.ordered_sum,
         )
         self.started_first.add(group)
         child = self.ctx.Process(target=main, args=(cfg, self.progress), name=f"spare-g{group}")

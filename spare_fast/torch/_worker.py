@@ -82,6 +82,7 @@ class WorkerConfig:
     rejoin: bool = False  # a replacement for a group that died in a formed epoch
     backend: Any = "gloo"  # the collective backend (SpareGroup's ``backend``)
     observers: tuple[Any, ...] = ()  # more observers of the worker's group (picklable)
+    ordered_sum: bool = False  # SpareGroup's ``ordered_sum``
 
 
 def main(cfg: WorkerConfig, progress: Any) -> None:
@@ -206,6 +207,7 @@ def _make_group(cfg: WorkerConfig, observer: _Progress) -> SpareGroup:
         bucket_numel=cfg.bucket_numel,
         observers=[observer, *cfg.observers],
         verbose=cfg.verbose,
+        ordered_sum=cfg.ordered_sum,
     )
     group.membership.epoch = cfg.epoch
     return group
@@ -233,7 +235,7 @@ def _restart(group: SpareGroup, cfg: WorkerConfig) -> None:
         if m.store.check([key]):
             path = m.auth.unwrap(key, m.store.get(key))
     if path:
-        group._load_checkpoint(path)
+        group.stepper.load_checkpoint(path)
     else:  # no checkpoint survived: start over from the initial weights
         spec = cfg.spec
         group.model.load_state_dict(spec.model().state_dict())

@@ -48,24 +48,27 @@ SPEC = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard,
 SLOW = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, 14, 2)
 FAST = {"heartbeat_timeout": 1.0, "collective_timeout": 5.0}
 
-# A launcher in its own process: trains SLOW (about 14 * 2 * 20 ms of shard pauses), with
-# run_dir given as argv[1] or a temporary folder when argv[1] is "-".
+# A launcher in its own process: trains SLOW (about 14 * 2 * 20 ms of shard pauses; argv[2]
+# steps instead of 14 when given), with run_dir given as argv[1] or a temporary folder when
+# argv[1] is "-".
 LAUNCHER = """
 import functools
 import sys
 from spare_fast import Layout
 from spare_fast.torch import SpareTrainer, TrainSpec, mlp
 slow_shard = functools.partial(mlp.paused_shard, 0.02)
-spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, 14, 2)
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 14
+spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, steps, 2)
 run_dir = None if sys.argv[1] == "-" else sys.argv[1]
 SpareTrainer(spec, Layout.cyclic(4, 2), heartbeat_timeout=1.0).run(run_dir=run_dir)
 print("finished")
 """
 
 
-def start_launcher(run_dir: str, tmp: Path) -> subprocess.Popen[bytes]:
+def start_launcher(run_dir: str, tmp: Path, steps: int = 14) -> subprocess.Popen[bytes]:
     env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(PACKAGE_HOME))
-    return subprocess.Popen([sys.executable, "-c", LAUNCHER, run_dir], env=env, cwd=str(tmp))
+    cmd = [sys.executable, "-c", LAUNCHER, run_dir, str(steps)]
+    return subprocess.Popen(cmd, env=env, cwd=str(tmp))
 
 
 def worker_pids(folder: Path) -> list[int]:
@@ -255,7 +258,8 @@ def test_successful_run_leaves_no_process_and_no_temporary_folder(tmp_path: Path
 def test_launcher_stopped_by_signal_leaves_nothing_behind(
     sig: signal.Signals, tmp_path: Path
 ) -> None:
-    proc = start_launcher("-", tmp_path)
+    # Steps enough that the run is still on when the signal comes, however fast the steps.
+    proc = start_launcher("-", tmp_path, steps=80)
     try:
 
         def training() -> bool:

@@ -56,3 +56,36 @@ def test_injector_plans_one_spurious_error_per_fault() -> None:
     assert plan.due()
     plan.on_phase(0, 0, 3, Phase.ALLREDUCE, 2)
     assert not plan.due()  # another group
+
+
+def test_snapshot_reuses_tensors_and_survives_steps_after_a_restore() -> None:
+    from spare_fast.torch._rollback import Snapshot
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).double()
+    optim = torch.optim.AdamW(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, lambda k: 1.0 / (k + 1))
+
+    def step() -> None:
+        model(torch.randn(5, 3, dtype=torch.float64)).sum().backward()
+        optim.step()
+        sched.step()
+        optim.zero_grad()
+
+    def state() -> list[torch.Tensor]:
+        opt = optim.state_dict()
+        moments = [t for s in opt["state"].values() for t in s.values()]
+        return [v.clone() for v in model.state_dict().values()] + [t.clone() for t in moments]
+
+    step()
+    old = Snapshot.take(model, optim, sched)
+    step()
+    kept = state()
+    lr = optim.param_groups[0]["lr"]
+    snap = Snapshot.take(model, optim, sched, reuse=old)
+    assert snap.model["0.weight"] is old.model["0.weight"]  # overwritten, not allocated
+    for _ in range(2):  # restored, stepped (in place), restored again: the same state
+        step()
+        snap.restore(model, optim, sched)
+        assert all(torch.equal(a, b) for a, b in zip(state(), kept, strict=True))
+        assert optim.param_groups[0]["lr"] == lr

@@ -195,15 +195,16 @@ def test_replacement_of_another_k_is_refused_before_admission() -> None:
     from datetime import timedelta
 
     from spare_fast.torch._membership import JOIN_KEY, Membership
+    from spare_fast.torch._settings import MemberSettings
 
     with serve("127.0.0.2") as service:
         host, port = service.store_addr.rsplit(":", 1)
         service.store.set("e0/ranks", "2")
         second = timedelta(seconds=1)
-        member = Membership(
-            1, 3, service.lighthouse_addr, (host, int(port)), second, second, second,
-            progress=lambda: (0, False),
-        )  # fmt: skip
+        settings = MemberSettings(
+            1, 3, service.lighthouse_addr, (host, int(port)), second, second, second
+        )
+        member = Membership(settings, progress=lambda: (0, False))
         member.store = torch.distributed.TCPStore(host, int(port), is_master=False)
         with pytest.raises(
             ValueError, match=r"^group 1 runs K = 1 ranks, the run's groups run K = 2"

@@ -7,12 +7,15 @@ Run (skipped in the normal test run):
 
 and for the ratios alone, interleaved and printed as a table:
 
-    PYTHONPATH=. python benchmarks/bench_graph.py
+    PYTHONPATH=. python benchmarks/bench_graph.py [WORD]
+
+(WORD: only the cases whose kernel/instance/peer id contains it, e.g. ``max_b_matching``).
 
 Instances: SPARe-shaped bipartite graphs (types x alive groups, an edge where the group holds
-the type; N = 10,000 and 100,000 groups, r = 20, cyclic layout, 30% of the groups failed,
-seed 0), random bipartite graphs with 1M+ edges, and the move-minimising network
-(docs/model.md, "The controller") at the minimal depth S. The b-matching also runs on the
+the type; N = 10,000 and 100,000 groups, r = 20, cyclic layout, and for the b-matching also
+the random layout at N = 100,000, 30% of the groups failed, seed 0), random bipartite graphs
+with 1M+ edges, and the move-minimising network (docs/model.md, "The controller") at the
+minimal depth S. The b-matching also runs on the
 matching instance with every capacity 1: near-perfect, with long augmenting paths, its hard
 regime. Every benchmark asserts that its answer (matching size, b-matching size, min-cost-flow
 status and cost) equals the peer's.
@@ -46,13 +49,13 @@ FAILED = 0.3
 
 
 @functools.cache
-def spare(n_groups: int):
-    return spare_bipartite(n_groups, R, failed_fraction=FAILED, seed=0, layout="cyclic")
+def spare(n_groups: int, layout: str = "cyclic"):
+    return spare_bipartite(n_groups, R, failed_fraction=FAILED, seed=0, layout=layout)
 
 
 @functools.cache
-def spare_depth(n_groups: int) -> int:
-    return minimal_depth(spare(n_groups))
+def spare_depth(n_groups: int, layout: str = "cyclic") -> int:
+    return minimal_depth(spare(n_groups, layout))
 
 
 @functools.cache
@@ -135,10 +138,10 @@ def b_setup(get, include_expansion: bool):
     return setup
 
 
-def b_spare(n: int):
+def b_spare(n: int, layout: str = "cyclic"):
     def get():
-        g = spare(n)
-        return g.indptr, g.indices, np.full(g.n_alive, spare_depth(n), dtype=np.int64)
+        g = spare(n, layout)
+        return g.indptr, g.indices, np.full(g.n_alive, spare_depth(n, layout), dtype=np.int64)
 
     return get
 
@@ -178,6 +181,13 @@ CASES = [
     ),
     Case(
         "max_b_matching", "spare-N100000", "scipy-expanded", b_setup(b_spare(100_000), False), _size
+    ),
+    Case(
+        "max_b_matching",
+        "spare-random-N100000",
+        "scipy-expanded",
+        b_setup(b_spare(100_000, "random"), False),
+        _size,
     ),
     Case(
         "max_b_matching",
@@ -233,10 +243,13 @@ def test_graph_kernel(benchmark, case, side):
     assert c.answer(result) == expected
 
 
-def measure_ratios(rounds_scale: int = 1) -> list[tuple[Case, float, float]]:
-    """Interleaves ours and the peer's call, best of ``rounds``; returns (case, ours, peer)."""
+def measure_ratios(rounds_scale: int = 1, only: str = "") -> list[tuple[Case, float, float]]:
+    """Interleaves ours and the peer's call, best of ``rounds``; returns (case, ours, peer) for
+    the cases whose id contains ``only``."""
     rows = []
     for case in CASES:
+        if only not in case.id:
+            continue
         c, ours, peer, expected = prepared(case.id)
         best = {"ours": float("inf"), "peer": float("inf")}
         for _ in range(c.rounds * rounds_scale):
@@ -253,7 +266,7 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}, best of interleaved rounds, ratio = peer / spare_fast")
     print("| kernel | instance | peer | spare_fast (ms) | peer (ms) | ratio |")
     print("|---|---|---|---:|---:|---:|")
-    for c, ours, peer in measure_ratios():
+    for c, ours, peer in measure_ratios(only=sys.argv[1] if len(sys.argv) > 1 else ""):
         print(
             f"| {c.kernel} | {c.instance} | {c.peer_name} | {ours * 1e3:.1f} | {peer * 1e3:.1f} "
             f"| {peer / ours:.1f}x |",

@@ -278,9 +278,15 @@ def _int_array(
                 shown = name if (scalar_ok and np.ndim(values) == 0) else _index_text(name, index)
                 raise fail(shown, v, lo_eff, hi_eff)
         return np.ascontiguousarray(exact.astype(dt))
-    # Comparisons of an integer array with Python ints are exact in numpy >= 2 (no wrap).
-    bad = (arr < lo_eff) | (arr > hi_eff)
-    if bad.any():
+    # A dtype whose every value is in range needs no look at the values (int32 ids into
+    # int32: the common case, where the scan below would cost as much as a kernel call).
+    src = np.iinfo(arr.dtype)
+    if int(src.min) >= lo_eff and int(src.max) <= hi_eff:
+        return np.ascontiguousarray(arr, dtype=dt)
+    # Comparisons of integers with Python ints are exact in numpy >= 2 (no wrap). Two
+    # reductions, and the element-wise mask only to name the culprit.
+    if int(arr.min()) < lo_eff or int(arr.max()) > hi_eff:
+        bad = (arr < lo_eff) | (arr > hi_eff)
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         shown = name if (scalar_ok and np.ndim(values) == 0) else _index_text(name, index)
         raise fail(shown, int(arr[index]), lo_eff, hi_eff)

@@ -168,19 +168,22 @@ def max_b_matching(
 
     Notes
     -----
-    In SPARe's phase 1 the left vertices are the types, the right vertices the alive groups
-    and every capacity is the stack depth S. Right vertices are not expanded into capacity
-    copies: a full right vertex is a single search node whose assigned left vertices are its
-    successors (the slot-expanded graph would have ``sum_j capacity[j] * degree(j)`` edges).
-    Greedy first-fit start; where it leaves a large gap (random sparse graphs) a pressure
-    greedy replaces it: left vertices in increasing degree order, each to the neighbour with
-    the most room per left vertex still waiting for it. Then one augmenting search per free
-    left vertex: a BFS over alternating paths that stops at the first vertex with an entry at
-    a right vertex with room. A failed search marks everything it reached dead for good (that
-    set has no room and no later augmenting path enters it), so failures cost O(V + E) in all
-    and after one pass the b-matching is maximum. The pass has a work budget of O(V + E);
-    past it, capacity-aware Hopcroft-Karp phases finish, so the worst case stays
-    O((V + E) sqrt(V)) time, with O(V + E) memory.
+    In SPARe's phase 1 the left vertices are the types, the right vertices the alive groups and
+    every capacity is the stack depth S. Right vertices are not expanded into capacity copies: a
+    full right vertex is a single search node whose assigned left vertices are its successors
+    (the slot-expanded graph would have ``sum_j capacity[j] * degree(j)`` edges). Greedy
+    first-fit start, each left vertex reading its entries from a position that moves one entry
+    further per vertex (SPARe rows list their holders in group order, so plain first fit would
+    crowd every row onto the low-numbered groups); where it leaves a large gap (random sparse
+    graphs) a pressure greedy replaces it: left vertices in increasing degree order, each to the
+    neighbour with the most room per left vertex still waiting for it. Then one augmenting
+    search per free left vertex: a BFS over alternating paths that stops at the first vertex
+    with an entry at a right vertex with room. A failed search marks everything it reached dead
+    for good (that set has no room and no later augmenting path enters it), so failures cost
+    O(V + E) in all and after one pass the b-matching is maximum. The pass has a work budget of
+    O(V + E); past it, capacity-aware Hopcroft-Karp phases finish, so the worst case stays
+    O((V + E) sqrt(V)) time, with O(V + E) memory. Inputs of up to 2**22 entries are read in
+    place with the GIL held (no copy); larger ones are copied and solved without the GIL.
 
     References
     ----------

@@ -329,6 +329,93 @@ def test_max_b_matching_random_instances_match_scipy_on_expanded_graph():
         )
 
 
+def check_valid_vectorised(indptr, indices, mate, capacity) -> int:
+    """check_valid without a Python loop over the rows (for graphs of thousands of rows)."""
+    assert mate.dtype == np.int32 and mate.shape == (indptr.size - 1,)
+    assert np.all(mate >= -1)
+    row_of = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    hit = np.bincount(row_of[indices == mate[row_of]], minlength=indptr.size - 1)
+    assert np.all(hit[mate >= 0] > 0)  # every assignment is one of the row's entries
+    load = np.bincount(mate[mate >= 0], minlength=len(capacity))
+    assert np.all(load <= np.asarray(capacity))
+    return int(np.count_nonzero(mate >= 0))
+
+
+def sorted_rows_csr(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int]:
+    """A random graph of a few hundred to 1,200 left vertices whose rows list their columns in
+    increasing order, as SPARe rows do (several of first fit's blocks of rows, empty rows and
+    rows of one entry among them)."""
+    n_left = int(rng.integers(200, 1200))
+    n_right = int(rng.integers(1, 400))
+    deg = rng.integers(0, 9, size=n_left)
+    deg[rng.random(n_left) < 0.1] = 1
+    row_of = np.repeat(np.arange(n_left), deg)
+    cols = rng.integers(0, n_right, size=row_of.size)
+    cols = cols[np.lexsort((cols, row_of))].astype(np.int32)
+    indptr = np.zeros(n_left + 1, dtype=np.int32)
+    np.cumsum(deg, out=indptr[1:])
+    return indptr, cols, n_right
+
+
+def test_max_b_matching_multi_block_sorted_rows_match_scipy_on_expanded_graph():
+    # Capacities around the load so that first fit leaves some vertices free (the slot
+    # layout and the searches run) on many of them, and none on others.
+    rng = np.random.default_rng(20261203)
+    free_after = 0
+    for _ in range(300):
+        indptr, indices, n_right = sorted_rows_csr(rng)
+        capacity = rng.integers(0, 4, size=n_right)
+        e_indptr, e_indices, _, n_slots = expand_capacity(indptr, indices, capacity)
+        mate = max_b_matching(indptr, indices, capacity)
+        size = check_valid_vectorised(indptr, indices, mate, capacity)
+        assert size == scipy_size(e_indptr, e_indices, n_slots)
+        free_after += size < min(int(np.count_nonzero(np.diff(indptr))), int(capacity.sum()))
+    assert free_after > 0  # some instances are not perfect: the searches had work to do
+
+
+@pytest.mark.parametrize("layout", ["random", "cyclic", "sidon"])
+def test_max_b_matching_spare_layouts_match_scipy_on_expanded_graph(layout):
+    for seed in range(6):
+        g = spare_bipartite(1500 + 500 * seed, 8, failed_fraction=0.3, seed=seed, layout=layout)
+        depth = minimal_depth(g)
+        for d in {depth, max(depth - 1, 1)}:
+            cap = np.full(g.n_alive, d)
+            e_indptr, e_indices, _, n_slots = expand_capacity(g.indptr, g.indices, cap)
+            mate = max_b_matching(g.indptr, g.indices, cap)
+            assert check_valid_vectorised(g.indptr, g.indices, mate, cap) == scipy_size(
+                e_indptr, e_indices, n_slots
+            )
+
+
+def test_max_b_matching_does_not_modify_input():
+    rng = np.random.default_rng(5)
+    indptr, indices, n_right = sorted_rows_csr(rng)
+    capacity = np.full(n_right, 2, dtype=np.int64)
+    for a in (indptr, indices, capacity):
+        a.setflags(write=False)
+    inputs = (indptr, indices, capacity)
+    before = tuple(a.copy() for a in inputs)
+    first = max_b_matching(indptr, indices, capacity)
+    assert all(np.array_equal(a, b) for a, b in zip(inputs, before, strict=True))
+    assert np.array_equal(first, max_b_matching(indptr.copy(), indices.copy(), capacity.copy()))
+
+
+def test_max_b_matching_input_past_the_in_place_limit_is_copied_and_solved():
+    # More than 2^22 entries: the binding copies the input and releases the GIL. Row u lists
+    # u mod 1024 four times and 1024 + u mod 1024 once, capacity 2048 each: all assigned.
+    n_left = (1 << 20) + 1
+    u = np.arange(n_left, dtype=np.int32)
+    indices = np.repeat(u % 1024, 5)
+    indices[4::5] += 1024
+    indptr = np.arange(0, 5 * n_left + 1, 5, dtype=np.int32)
+    capacity = np.full(2048, 2048, dtype=np.int64)
+    mate = max_b_matching(indptr, indices, capacity)
+    assert indices.size > 1 << 22
+    assert np.all((mate == u % 1024) | (mate == 1024 + u % 1024))
+    assert np.all(np.bincount(mate, minlength=2048) <= 2048)
+    assert np.count_nonzero(mate >= 0) == min(n_left, 2048 * 2048)
+
+
 def test_max_b_matching_spare_instance_is_perfect_at_minimal_depth():
     g = spare_bipartite(3000, 10, failed_fraction=0.3, seed=11)
     depth = minimal_depth(g)
@@ -406,6 +493,10 @@ MATCHERS = [
     pytest.param(lambda p, i, n: hopcroft_karp(p, i, n), id="hopcroft_karp"),
     pytest.param(lambda p, i, n: max_b_matching(p, i, np.ones(n, np.int64)), id="max_b_matching"),
 ]
+# Capacities 2: the b-matching's own first fit (all-ones capacities go to hopcroft_karp).
+MATCHERS_B2 = [
+    pytest.param(lambda p, i, n: max_b_matching(p, i, np.full(n, 2, np.int64)), id="b-cap2"),
+]
 
 
 @pytest.mark.parametrize("solve", MATCHERS)
@@ -430,6 +521,18 @@ def test_malformed_indptr_end_does_not_match_indices(solve):
 def test_malformed_empty_indptr(solve):
     with pytest.raises(ValueError, match="indptr is empty"):
         solve([], [], 2)
+
+
+@pytest.mark.parametrize("solve", MATCHERS + MATCHERS_B2)
+@pytest.mark.parametrize("bad", [7, -1, 2**31 - 1])
+def test_malformed_index_in_a_later_block_of_rows_names_its_position(solve, bad):
+    # first fit checks the entries a block of rows at a time; a bad entry far from the start
+    # is still named with its own position, and nothing is returned.
+    indptr = np.arange(0, 2 * 1000 + 1, 2, dtype=np.int32)
+    indices = np.tile(np.array([0, 1], dtype=np.int32), 1000)
+    indices[1377] = bad
+    with pytest.raises(IndexError, match=rf"indices\[1377\] = {bad} is not in \[0, 2\)"):
+        solve(indptr, indices, 2)
 
 
 @pytest.mark.parametrize("solve", MATCHERS)

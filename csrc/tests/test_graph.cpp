@@ -463,6 +463,18 @@ void test_malformed_csr() {
                "indices[1] = 1 is not in [0, 1)");
   EXPECT_THROW(std::invalid_argument,
                sf::max_b_matching(span(decreasing), span(indices), span(cap1)), "indptr[2] = 1");
+  // first fit checks the entries a block of rows at a time: a bad entry in a later block is
+  // named with its own position by both kernels.
+  I32 many_indptr(1001);
+  I32 many(2000);
+  for (std::size_t u = 0; u <= 1000; ++u) many_indptr[u] = static_cast<std::int32_t>(2 * u);
+  for (std::size_t k = 0; k < many.size(); ++k) many[k] = static_cast<std::int32_t>(k % 2);
+  many[1377] = -5;
+  const I64 cap2(2, 2);
+  EXPECT_THROW(std::out_of_range, sf::hopcroft_karp(span(many_indptr), span(many), 2),
+               "indices[1377] = -5 is not in [0, 2)");
+  EXPECT_THROW(std::out_of_range, sf::max_b_matching(span(many_indptr), span(many), span(cap2)),
+               "indices[1377] = -5 is not in [0, 2)");
 }
 
 void test_malformed_flow() {

@@ -14,10 +14,12 @@
 // Conventions and invariants
 // --------------------------
 // * Ids are int32; costs, capacities, supplies and flows are int64.
-// * Every entry point validates its whole input before any work and throws
+// * Every entry point validates its whole input before using it and throws
 //   std::invalid_argument (bad value, shape or length) or std::out_of_range (id out of range)
 //   with a message naming the position and the value, e.g. "indices[17] = 42 is not in
-//   [0, 40)". Duplicate CSR entries and parallel arcs are valid input: no kernel assumes a
+//   [0, 40)". The matchings check the CSR entries inside their first pass over them, a block
+//   of rows at a time before the block is read (one pass over the largest input, not two);
+//   a rejected call has changed nothing. Duplicate CSR entries and parallel arcs are valid input: no kernel assumes a
 //   simple graph and no work array is sized by a vertex degree (scipy gh-26160 is the warning).
 // * Results: a matching is an int32 array over the left vertices, -1 for unmatched. Expected
 //   outcomes of min_cost_flow (infeasible, unbalanced, overflow) are statuses, not exceptions.
@@ -34,7 +36,8 @@
 //   one marks what it reached dead for good) on a work budget of O(V + E), and Hopcroft-Karp
 //   phases for what is left past it.
 // * max_b_matching: O((V + E) sqrt(n_left)) time, O(V + E) memory: right vertex j is never
-//   expanded into capacity[j] copies. Greedy first fit, or a pressure-greedy start (left
+//   expanded into capacity[j] copies. Greedy first fit (each row from a start that moves one
+//   entry further per row, over a compact array of remaining room), or a pressure-greedy start (left
 //   vertices by increasing degree to the neighbour with the most room per pending left
 //   vertex) when first fit leaves many left vertices free. Then one augmenting search per
 //   free left vertex (BFS over alternating paths, stopping at the first vertex with an entry

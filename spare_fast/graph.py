@@ -305,9 +305,10 @@ def min_cost_flow(
     ``sum(min(capacity, total supply))`` must fit int64 (``"auto"`` falls back to the
     primal-dual method when they do not).
 
-    Cost scaling [5]_: costs are multiplied by ``n_nodes + 1`` so that a 1-optimal flow is
-    optimal; each refine divides eps by 16, saturates the arcs of negative reduced cost and
-    routes the excesses by partial augment-relabel (paths of up to 4 admissible arcs), with a
+    Cost scaling (Goldberg, reference 5) multiplies the costs by ``n_nodes + 1``, so that a
+    1-optimal flow is optimal; each refine divides eps by 16, saturates the arcs of negative
+    reduced cost and routes the excesses by partial augment-relabel (paths of up to 4
+    admissible arcs), with a
     global price update (a bucket Dijkstra from the deficit nodes) at its start and every
     ``4 n_nodes`` relabels. ``16 (n_nodes + 2)**2 (max(cost) + 1)`` must fit int64, else
     OVERFLOW (``"auto"`` then uses the simplex). Infeasible supplies are detected by a price

@@ -29,7 +29,9 @@ __all__ = ["ReduceLayout", "local"]
 
 
 def local(x: torch.Tensor) -> torch.Tensor:
-    """The local shard of a ``DTensor`` (detached), else ``x`` itself."""
+    """The local shard of a ``DTensor`` (detached), else ``x`` itself. Call it under
+    ``torch.no_grad()`` on a hot path: ``to_local`` then returns the shard without an autograd
+    node (several times cheaper)."""
     return x.to_local().detach() if isinstance(x, DTensor) else x
 
 
@@ -83,7 +85,19 @@ class ReduceLayout:
         self.buffers = list(buffers)
         self.dtype = dtype
         self.device = self.params[0].device if self.params else torch.device("cpu")
-        self.n_params = sum(local(p).numel() for p in self.params)
+        #: The local shard shape of each parameter.
+        self.param_shapes = [local(p).shape for p in self.params]
+        self.n_params = sum(shape.numel() for shape in self.param_shapes)
+        #: Where :meth:`apply` puts the mean gradients, and a view of it per parameter.
+        self._mean = torch.zeros(self.n_params, dtype=dtype, device=self.device)
+        self._mean_views = [
+            piece.view(shape)
+            for piece, shape in zip(
+                self._mean.split([shape.numel() for shape in self.param_shapes]),
+                self.param_shapes,
+                strict=True,
+            )
+        ]
         self.n_buffers = sum(local(b).numel() for b in self.buffers)
         #: The gradient sums, parameter after parameter.
         self.grads = slice(0, self.n_params)
@@ -121,6 +135,7 @@ class ReduceLayout:
         """An empty (all-zero) buffer."""
         return torch.zeros(self.numel, dtype=self.dtype, device=self.device)
 
+    @torch.no_grad()
     def flat_grads(self) -> torch.Tensor:
         """The parameters' current gradients, flattened (zeros where a gradient is None)."""
         return torch.cat(
@@ -132,6 +147,7 @@ class ReduceLayout:
             ]
         )
 
+    @torch.no_grad()
     def flat_buffers(self, values: Sequence[torch.Tensor] | None = None) -> torch.Tensor | None:
         """``values`` (the module buffers by default) flattened in the buffer dtype; None if
         the model has no buffers."""
@@ -140,6 +156,7 @@ class ReduceLayout:
         src = self.buffers if values is None else values
         return torch.cat([local(x).detach().reshape(-1).to(self.dtype) for x in src])
 
+    @torch.no_grad()
     def add_type(
         self,
         total: torch.Tensor,
@@ -159,31 +176,28 @@ class ReduceLayout:
             total[deltas] += torch.where(now == start, torch.zeros_like(now), now - start)
         total[at + self.loss] += local(loss).detach()
 
+    @torch.no_grad()
     def apply(self, reduced: torch.Tensor, start: Sequence[torch.Tensor], n: int) -> None:
         """Set every ``grad`` to its ``sum / n`` and every buffer to ``start + sum / n``
         (rounded for integer buffers); ``reduced`` has one slot (see :meth:`fold`)."""
-        offset = 0
-        for param in self.params:
-            shard = local(param)
-            k = shard.numel()
-            value = (reduced[offset : offset + k] / n).reshape(shard.shape)
+        torch.div(reduced[self.grads], n, out=self._mean)
+        for param, value in zip(self.params, self._mean_views, strict=True):
             grad = param.grad
-            if isinstance(grad, DTensor) and grad.to_local().shape == shard.shape:
-                with torch.no_grad():
-                    grad.to_local().copy_(value)  # in place: cheaper than a new DTensor
+            now = None if grad is None else local(grad)
+            if now is not None and now.shape == value.shape and now.dtype == value.dtype:
+                now.copy_(value)  # in place: cheaper than a new tensor or DTensor
             else:
                 param.grad = _like(value.clone(), param, grad)
+        offset = self.n_params
+        for buf, begin in zip(self.buffers, start, strict=True):
+            shard = local(buf)
+            k = shard.numel()
+            delta = (reduced[offset : offset + k] / n).reshape(shard.shape)
+            value = local(begin).to(self.dtype) + delta
+            if not buf.is_floating_point():
+                value = value.round()
+            shard.copy_(value.to(buf.dtype))
             offset += k
-        with torch.no_grad():
-            for buf, begin in zip(self.buffers, start, strict=True):
-                shard = local(buf)
-                k = shard.numel()
-                delta = (reduced[offset : offset + k] / n).reshape(shard.shape)
-                value = local(begin).to(self.dtype) + delta
-                if not buf.is_floating_point():
-                    value = value.round()
-                shard.copy_(value.to(buf.dtype))
-                offset += k
 
     def mean_loss(self, reduced: torch.Tensor, n: int) -> float:
         """The step's global loss ``sum / n``."""

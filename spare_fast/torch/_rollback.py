@@ -9,90 +9,126 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
+from torch.distributed.tensor import DTensor
 
-from spare_fast.torch._shards import load_model, load_optimizer, shards
+from spare_fast.torch._buffer import local
+from spare_fast.torch._shards import SHARD, load_optimizer
 from spare_fast.torch._types import EventRecord
 
 __all__ = ["Snapshot", "StepState"]
 
 
-def _copy(obj: Any, pool: Iterator[torch.Tensor], pairs: list[tuple[Any, Any]]) -> Any:
-    """A copy of ``obj`` (nested dicts, lists and tuples of tensors and plain values): each
-    tensor taken from ``pool`` when the next one there has its shape, dtype and device (the
-    pair to copy is added to ``pairs``), else cloned; each other leaf deep-copied. Much faster
-    than ``copy.deepcopy`` of a state dict, which the one-step rollback would take every step.
-    """
-    if isinstance(obj, torch.Tensor):
-        src = obj.detach()
-        dst = next(pool, None)
-        if dst is None or (dst.shape, dst.dtype, dst.device) != (src.shape, src.dtype, src.device):
-            return src.clone()
-        pairs.append((dst, src))
+class _Copies:
+    """The tensor copies of one snapshot, in the order they are made: each copy reuses the
+    tensor at its position in an old snapshot's list when shape, dtype and device match (no
+    allocation in a steady run), and all copies are made by one ``copy_`` pass at the end."""
+
+    def __init__(self, old: list[torch.Tensor]) -> None:
+        self.old = old
+        self.src: list[torch.Tensor] = []
+        self.dst: list[torch.Tensor] = []
+
+    def keep(self, src: torch.Tensor) -> torch.Tensor:
+        """The copy of ``src`` (filled in by :meth:`fill`)."""
+        i = len(self.dst)
+        dst = self.old[i] if i < len(self.old) else None
+        if (
+            dst is None
+            or dst.shape != src.shape
+            or dst.dtype != src.dtype
+            or dst.device != src.device
+        ):
+            dst = torch.empty_like(src, memory_format=torch.preserve_format)
+        self.src.append(src)
+        self.dst.append(dst)
         return dst
-    if isinstance(obj, dict):
-        return {k: _copy(v, pool, pairs) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return type(obj)(_copy(v, pool, pairs) for v in obj)
-    return copy.deepcopy(obj)
 
+    def value(self, obj: Any) -> Any:
+        """A copy of one optimizer state value: a DTensor as ``{SHARD: local copy}``."""
+        if isinstance(obj, DTensor):
+            return {SHARD: self.keep(obj.to_local())}
+        if isinstance(obj, torch.Tensor):
+            return self.keep(obj)
+        return copy.deepcopy(obj)
 
-def _tensors(obj: Any) -> Iterator[torch.Tensor]:
-    """The tensors of ``obj`` in the order :func:`_copy` meets them."""
-    if isinstance(obj, torch.Tensor):
-        yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from _tensors(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
-            yield from _tensors(v)
+    def fill(self) -> list[torch.Tensor]:
+        """Copy every source into its copy; the copies."""
+        for dst, src in zip(self.dst, self.src, strict=True):
+            dst.copy_(src)
+        return self.dst
 
 
 @dataclass
 class Snapshot:
     """The model, optimizer and scheduler state from before a step's update (copies; a
-    sharded tensor is copied as its local shard)."""
+    sharded tensor is copied as its local shard).
 
-    model: dict[str, Any]
-    optimizer: dict[str, Any]
+    It is taken every step, so it reads the live tensors directly instead of building state
+    dicts: the model's parameters and buffers by name, the optimizer's per-parameter state by
+    the parameter's index (the numbering of ``optimizer.state_dict()``) and its groups'
+    hyperparameters. A restore is rare and takes the general path (``load_state_dict``).
+    """
+
+    #: Local shard copy of each parameter and buffer, by name.
+    model: dict[str, torch.Tensor]
+    #: Per-parameter optimizer state (``shards`` form), by the parameter's index.
+    optimizer: dict[int, dict[str, Any]]
+    #: Each parameter group's hyperparameters (everything but ``params``) and its size.
+    groups: list[tuple[dict[str, Any], int]]
     scheduler: dict[str, Any] | None
+    #: Every tensor copy above, in the order they were made (what the next snapshot reuses).
+    tensors: list[torch.Tensor] = field(default_factory=list, repr=False)
 
     @classmethod
+    @torch.no_grad()
     def take(
         cls, model: torch.nn.Module, optimizer: Any, scheduler: Any, reuse: Snapshot | None = None
     ) -> Snapshot:
         """Copy the current state of ``model``, ``optimizer`` and ``scheduler`` (or None).
-
         ``reuse``: a snapshot no longer needed, whose tensors are overwritten where they fit
         (no allocation in a steady run).
         """
-        pool = iter(()) if reuse is None else _tensors([reuse.model, reuse.optimizer])
-        pairs: list[tuple[Any, Any]] = []
-        state = cls(
-            model=_copy(shards(model.state_dict()), pool, pairs),
-            optimizer=_copy(shards(optimizer.state_dict()), pool, pairs),
-            scheduler=None,
-        )
-        if scheduler is not None:
-            state.scheduler = _copy(scheduler.state_dict(), iter(()), pairs)
-        with torch.no_grad():
-            for dst, src in pairs:
-                dst.copy_(src)
-        return state
+        copies = _Copies([] if reuse is None else reuse.tensors)
+        live = [*model.named_parameters(), *model.named_buffers()]
+        kept = {name: copies.keep(local(t)) for name, t in live}
+        state: dict[int, dict[str, Any]] = {}
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        for i, p in enumerate(params):
+            per_param = optimizer.state.get(p)
+            if per_param:
+                state[i] = {k: copies.value(v) for k, v in per_param.items()}
+        groups = [
+            ({k: copy.deepcopy(v) for k, v in g.items() if k != "params"}, len(g["params"]))
+            for g in optimizer.param_groups
+        ]
+        sched = None if scheduler is None else copy.deepcopy(scheduler.state_dict())
+        tensors = copies.fill()
+        return cls(model=kept, optimizer=state, groups=groups, scheduler=sched, tensors=tensors)
 
     def restore(self, model: torch.nn.Module, optimizer: Any, scheduler: Any) -> None:
-        """Load the copied state back (copies of it: ``optimizer.load_state_dict`` keeps the
+        """Load the copied state back: the model's tensors in place, the optimizer and the
+        scheduler through their ``load_state_dict`` (given copies: the optimizer keeps the
         tensors it is given, and this snapshot may be restored again or reused)."""
-        load_model(model, self.model)
-        load_optimizer(optimizer, _copy(self.optimizer, iter(()), []))
+        live = dict([*model.named_parameters(), *model.named_buffers()])
+        changed = sorted(set(live) ^ set(self.model))
+        if changed:
+            raise ValueError(f"the model's tensors changed since the snapshot: {changed[:4]}")
+        with torch.no_grad():
+            for name, t in live.items():
+                local(t).copy_(self.model[name])
+        ids, param_groups = 0, []
+        for hyper, size in self.groups:
+            param_groups.append({**copy.deepcopy(hyper), "params": list(range(ids, ids + size))})
+            ids += size
+        state = copy.deepcopy(self.optimizer)
+        load_optimizer(optimizer, {"state": state, "param_groups": param_groups})
         if scheduler is not None and self.scheduler is not None:
-            scheduler.load_state_dict(self.scheduler)
+            scheduler.load_state_dict(copy.deepcopy(self.scheduler))
 
 
 @dataclass

@@ -8,24 +8,18 @@ here (the fork server that starts their workers inherits it).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from spare_fast.testing.extras import torch_missing
+
 _TORCH_BENCHES = ["bench_torch.py", "bench_torch_ranks.py", "bench_trust.py", "bench_bounds.py"]
 
 
-def _torch_missing() -> str | None:
-    for module in ("torch", "torchft"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (pip install 'spare-fast[torch]')"
-    return None
-
-
-TORCH_MISSING = _torch_missing()
+TORCH_MISSING = torch_missing()
 collect_ignore = _TORCH_BENCHES if TORCH_MISSING else []
 
 # torchft reads RUST_LOG once, when it is first imported: keep its Rust logging to warnings.

@@ -12,22 +12,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from types import ModuleType
 
 import pytest
 
+from spare_fast.testing.extras import torch_missing
 
-def _torch_missing() -> str | None:
-    """Why the torch tests cannot run here, or None when they can."""
-    for module in ("torch", "torchft"):
-        if importlib.util.find_spec(module) is None:
-            return f"{module} is not installed (pip install 'spare-fast[torch]')"
-    return None
-
-
-TORCH_MISSING = _torch_missing()
+TORCH_MISSING = torch_missing()
 
 # Modules that import torch at their top cannot even be collected without it.
 collect_ignore_glob = ["torch/*"] if TORCH_MISSING else []

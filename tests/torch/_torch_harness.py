@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from spare_fast import Layout
 from spare_fast.torch import Phase
 from spare_fast.torch._observer import Observer
 from spare_fast.torch._types import WorkerState
@@ -287,6 +288,9 @@ GLOO_BUILT: list[tuple[int, int]] = []
 LOOP_SLOTS = 3
 #: Exit code of a :func:`loop_worker` whose group met a wipe-out.
 LOOP_WIPED_OUT = 5
+#: Steps and layout of the MLP runs the loop and bounds tests share (see ``mlp_reference``).
+LOOP_STEPS = 12
+LOOP_LAYOUT = Layout.cyclic(4, 2)
 
 
 def loop_worker(cfg: LoopConfig, progress: Any) -> None:

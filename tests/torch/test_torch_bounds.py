@@ -18,28 +18,22 @@ from collections.abc import Iterator
 import pytest
 import torch
 from _torch_harness import (
+    LOOP_LAYOUT,
+    LOOP_STEPS,
     LOOP_WIPED_OUT,
     REPO_ROOT,
     LoopRun,
     alive_pids,
     max_rel_diff,
-    reference_params,
 )
 
 from spare_fast import Layout
-from spare_fast.torch import SpareGroup, TrainSpec, mlp, newest_checkpoint
+from spare_fast.torch import SpareGroup, mlp, newest_checkpoint
 from spare_fast.torch._bounds import EXIT_SERVICE_LOST
 from spare_fast.torch._joins import claim
 from spare_fast.torch._serve import serve
 
-STEPS = 12
-LAYOUT = Layout.cyclic(4, 2)
-
-
-@pytest.fixture(scope="module")
-def reference() -> dict[str, torch.Tensor]:
-    spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, STEPS)
-    return reference_params(spec, LAYOUT.n_types)
+STEPS, LAYOUT = LOOP_STEPS, LOOP_LAYOUT
 
 
 def _final(run: LoopRun, slot: int) -> dict[str, torch.Tensor]:
@@ -50,7 +44,7 @@ def _final(run: LoopRun, slot: int) -> dict[str, torch.Tensor]:
 
 # ---------------------------------------------------------------------- wipe-out restart
 def test_own_loop_restarts_every_group_from_the_newest_checkpoint_on_the_same_lighthouse(
-    tmp_path, reference
+    tmp_path, mlp_reference
 ) -> None:
     ckpts = str(tmp_path / "ckpts")
     with LoopRun(LAYOUT, STEPS, str(tmp_path), checkpoint_dir=ckpts) as run:
@@ -70,7 +64,7 @@ def test_own_loop_restarts_every_group_from_the_newest_checkpoint_on_the_same_li
         codes = run.join(120)
         for slot in second:
             assert codes[slot] == 0, f"group {run.procs[slot][0]} ended {codes[slot]}"
-            assert max_rel_diff(_final(run, slot), reference) <= 1e-10
+            assert max_rel_diff(_final(run, slot), mlp_reference) <= 1e-10
 
 
 # ---------------------------------------------------------------------- a frozen process
@@ -79,7 +73,7 @@ def _gone(pid: int) -> bool:
 
 
 def test_a_frozen_process_is_killed_by_its_watchdog_within_the_heartbeat_timeout(
-    tmp_path, reference
+    tmp_path, mlp_reference
 ) -> None:
     heartbeat = 1.0
     with LoopRun(LAYOUT, STEPS, str(tmp_path), heartbeat_timeout=heartbeat) as run:
@@ -94,7 +88,7 @@ def test_a_frozen_process_is_killed_by_its_watchdog_within_the_heartbeat_timeout
         events = None
         for s in (slots[0], slots[1], slots[3]):
             assert codes[s] == 0, codes
-            assert max_rel_diff(_final(run, s), reference) <= 1e-10
+            assert max_rel_diff(_final(run, s), mlp_reference) <= 1e-10
             with open(_events_file(run, s), encoding="utf-8") as fh:
                 events = json.load(fh)["events"]
     # Killed from outside within the heartbeat timeout plus a margin (not the 5 s collective
@@ -238,7 +232,7 @@ def test_a_group_started_with_another_n_fails_fast_naming_both_values() -> None:
             group.start()
 
 
-def test_a_second_process_claiming_a_live_group_is_refused(tmp_path, reference) -> None:
+def test_a_second_process_claiming_a_live_group_is_refused(tmp_path, mlp_reference) -> None:
     with LoopRun(LAYOUT, STEPS, str(tmp_path), pause=0.2, logs=True) as run:
         slots = [run.start(g) for g in range(4)]
         run.wait(lambda: min(run.state(s)[1] for s in slots) >= 1)
@@ -249,7 +243,7 @@ def test_a_second_process_claiming_a_live_group_is_refused(tmp_path, reference) 
         codes = run.join(120)
         for s in slots:
             assert codes[s] == 0, codes
-            assert max_rel_diff(_final(run, s), reference) <= 1e-10
+            assert max_rel_diff(_final(run, s), mlp_reference) <= 1e-10
 
 
 # A group's worker under torchrun: the harness's own loop, its PID written to a file.
@@ -264,7 +258,9 @@ loop_worker(cfg, [0] * (LOOP_SLOTS * (cfg.slot + 1)))
 """
 
 
-def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(tmp_path, reference) -> None:
+def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(
+    tmp_path, mlp_reference
+) -> None:
     heartbeat = 1.0
     script = tmp_path / "worker.py"
     script.write_text(TORCHRUN_WORKER)
@@ -301,7 +297,7 @@ def test_a_frozen_worker_under_torchrun_ends_and_so_does_its_torchrun(tmp_path, 
         codes = run.join(90)
         for s in slots:
             assert codes[s] == 0, codes
-            assert max_rel_diff(_final(run, s), reference) <= 1e-10
+            assert max_rel_diff(_final(run, s), mlp_reference) <= 1e-10
     assert code != 0
     assert alive_pids([pid]) == []
     assert ended <= heartbeat + 3.0, f"torchrun ended {ended:.2f} s after the freeze"

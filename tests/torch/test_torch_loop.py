@@ -14,6 +14,8 @@ import os
 import pytest
 import torch
 from _torch_harness import (
+    LOOP_LAYOUT,
+    LOOP_STEPS,
     REPO_ROOT,
     LoopRun,
     gloo_backend,
@@ -24,14 +26,7 @@ from _torch_harness import (
 from spare_fast import Controller, Layout
 from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp
 
-STEPS = 12
-LAYOUT = Layout.cyclic(4, 2)
-
-
-@pytest.fixture(scope="module")
-def reference() -> dict[str, torch.Tensor]:
-    spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, STEPS)
-    return reference_params(spec, LAYOUT.n_types)
+STEPS, LAYOUT = LOOP_STEPS, LOOP_LAYOUT
 
 
 def _result(run: LoopRun, slot: int) -> tuple[dict[str, torch.Tensor], dict]:
@@ -72,12 +67,12 @@ def _expected(calls: list[tuple[str, list[int]]]) -> list[int]:
     return [int((ctl.fail if k == "fail" else ctl.rejoin)(g).depth) for k, g in calls]
 
 
-def test_replacement_rejoins_heals_from_a_peer_and_the_depth_falls(tmp_path, reference) -> None:
+def test_replacement_rejoins_heals_from_a_peer_and_the_depth_falls(tmp_path, mlp_reference) -> None:
     with LoopRun(LAYOUT, STEPS, str(tmp_path)) as run:
         for g in range(4):
             run.start(g)
         new = _kill_and_replace(run)
-        events = _check(run, [0, 1, 2, new], reference)
+        events = _check(run, [0, 1, 2, new], mlp_reference)
     # The survivors saw the death (depth up) and the rejoin (depth back down), as a separate
     # controller replaying the two calls decides; the rejoin came mid-run, at a step boundary.
     assert [tuple(e["dead"]) for e in events] == [(3,), ()]
@@ -85,7 +80,7 @@ def test_replacement_rejoins_heals_from_a_peer_and_the_depth_falls(tmp_path, ref
     assert 4 <= events[1]["step"] < STEPS
 
 
-def test_death_of_the_heal_source_during_the_heal(tmp_path, reference) -> None:
+def test_death_of_the_heal_source_during_the_heal(tmp_path, mlp_reference) -> None:
     with LoopRun(LAYOUT, STEPS, str(tmp_path)) as run:
         for g in range(4):
             run.start(g, slow_heal=1.5)
@@ -93,13 +88,13 @@ def test_death_of_the_heal_source_during_the_heal(tmp_path, reference) -> None:
         # Group 0, the lowest member with the state, is the source: kill it while it sends.
         run.wait(lambda: run.state(0)[2] == Phase.HEAL)
         run.kill(0)
-        events = _check(run, [1, 2, new], reference)
+        events = _check(run, [1, 2, new], mlp_reference)
     assert [tuple(e["dead"]) for e in events] == [(3,), (), (0,)]
     calls = [("fail", [3]), ("rejoin", [3]), ("fail", [0])]
     assert [e["depth"] for e in events] == _expected(calls)
 
 
-def test_second_failure_right_after_a_rejoin(tmp_path, reference) -> None:
+def test_second_failure_right_after_a_rejoin(tmp_path, mlp_reference) -> None:
     # Also the pluggable backend: every process group comes from a user factory.
     backend = functools.partial(gloo_backend, host="127.0.0.2")
     with LoopRun(LAYOUT, STEPS, str(tmp_path), backend=backend) as run:
@@ -109,7 +104,7 @@ def test_second_failure_right_after_a_rejoin(tmp_path, reference) -> None:
         # The replacement's first step of computing: kill a survivor there.
         run.wait(lambda: run.state(new)[2] == Phase.COMPUTE)
         run.kill(1)
-        events = _check(run, [0, 2, new], reference)
+        events = _check(run, [0, 2, new], mlp_reference)
     assert [tuple(e["dead"]) for e in events] == [(3,), (), (1,)]
     calls = [("fail", [3]), ("rejoin", [3]), ("fail", [1])]
     assert [e["depth"] for e in events] == _expected(calls) == [2, 1, 2]

@@ -308,21 +308,12 @@ def run_groups(folder: Path, ordered: bool = False) -> dict[str, dict[str, list[
     with serve("127.0.0.2") as service:
         procs = []
         for g in range(3):
-            env = dict(
-                os.environ,
-                REPLICA_GROUP_ID=str(g),
-                TORCHFT_LIGHTHOUSE=service.lighthouse_addr,
-                SPARE_FAST_STORE=service.store_addr,
-                SPARE_FAST_BIND="127.0.0.2" if g == 0 else "127.0.0.3",
-                PYTHONPATH=str(ROOT),
-                RUST_LOG="warn",
-            )
             cmd = [
                 sys.executable, "-m", "torch.distributed.run", "--standalone",
                 "--nproc-per-node", "2", __file__, str(folder / "times-g{group}-r{rank}.json"),
                 *(["ordered"] if ordered else []),
             ]  # fmt: skip
-            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL))
+            procs.append(subprocess.Popen(cmd, env=_env(service, g), stdout=subprocess.DEVNULL))
         for proc in procs:
             assert proc.wait(timeout=600) == 0
     return {p.name: json.loads(p.read_text()) for p in sorted(folder.glob("times-*.json"))}

@@ -262,6 +262,16 @@ def test_network_simplex_long_runs_match_ortools(family):
     check_flow(*inst.arrays(), r)
 
 
+def test_network_simplex_large_blocks_match_ortools():
+    # From 2^17 nodes the simplex prices in blocks of sqrt(m) instead of 1.5 sqrt(m).
+    inst = generate("staircase", 2**18)
+    assert inst.n_nodes >= 2**17
+    status, cost, _ = ortools_solve(*inst.arrays())
+    r = min_cost_flow(*inst.arrays(), method="network_simplex")
+    assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
+    check_flow(*inst.arrays(), r)
+
+
 @pytest.mark.parametrize("extra", [0, 1])
 def test_auto_hands_long_unit_cost_paths_to_the_simplex(extra):
     # k disjoint paths of lengths 1..k: one primal-dual phase per length, more than auto

@@ -185,6 +185,21 @@ def test_benchmark_families_agree_across_methods_and_ortools(family):
         check_flow(*inst.arrays(), r)
 
 
+def test_column_fed_gridgen_enters_through_the_first_column():
+    pytest.importorskip("pynetgen")
+    row_fed = generate("gridgen-pn", 256, seed=3)
+    inst = generate("gridgen-col-pn", 256, seed=3)
+    k = 16
+    out = inst.tail == 0  # the master source
+    assert inst.supply[0] > 0 and out.sum() == k
+    assert sorted(inst.head[out]) == [1 + k * r for r in range(k)]
+    # Everything else is the row-fed grid.
+    keep = row_fed.tail != 0
+    assert np.array_equal(inst.tail[~out], row_fed.tail[keep])
+    assert np.array_equal(inst.head[~out], row_fed.head[keep])
+    assert np.array_equal(inst.supply, row_fed.supply)
+
+
 @pytest.mark.parametrize(
     "net",
     [

@@ -295,7 +295,8 @@ def min_cost_flow(
     -----
     Network simplex: a spanning-tree basis over the nodes and an artificial root whose arcs
     (cost ``(n_nodes + 1) max(cost) + 1``) carry the supplies at the start. Each pivot prices
-    the arcs in blocks of about ``1.5 sqrt(len(tail))`` from where the last one stopped and lets
+    the arcs in blocks of about ``1.5 sqrt(len(tail))`` (``sqrt(len(tail))`` from 2^17 nodes
+    on) from where the last one stopped and lets
     the most violating arc of the first block holding one enter; the leaving arc is chosen
     so that the tree stays strongly feasible (no cycling); the tree is kept as parents,
     a preorder thread, subtree sizes and subtree ends, so that a pivot costs the length of

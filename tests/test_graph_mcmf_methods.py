@@ -185,6 +185,21 @@ def test_benchmark_families_agree_across_methods_and_ortools(family):
         check_flow(*inst.arrays(), r)
 
 
+def test_column_fed_gridgen_enters_through_the_first_column():
+    pytest.importorskip("pynetgen")
+    row_fed = generate("gridgen-pn", 256, seed=3)
+    inst = generate("gridgen-col-pn", 256, seed=3)
+    k = 16
+    out = inst.tail == 0  # the master source
+    assert inst.supply[0] > 0 and out.sum() == k
+    assert sorted(inst.head[out]) == [1 + k * r for r in range(k)]
+    # Everything else is the row-fed grid.
+    keep = row_fed.tail != 0
+    assert np.array_equal(inst.tail[~out], row_fed.tail[keep])
+    assert np.array_equal(inst.head[~out], row_fed.head[keep])
+    assert np.array_equal(inst.supply, row_fed.supply)
+
+
 @pytest.mark.parametrize(
     "net",
     [
@@ -256,6 +271,16 @@ def test_network_simplex_long_runs_match_ortools(family):
     # NETGEN-LO-8 (capacities 1..10) many arcs leave the tree at their upper bound, where the
     # pricing reads them reversed.
     inst = generate(family, 2_048, seed=5)
+    status, cost, _ = ortools_solve(*inst.arrays())
+    r = min_cost_flow(*inst.arrays(), method="network_simplex")
+    assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
+    check_flow(*inst.arrays(), r)
+
+
+def test_network_simplex_large_blocks_match_ortools():
+    # From 2^17 nodes the simplex prices in blocks of sqrt(m) instead of 1.5 sqrt(m).
+    inst = generate("staircase", 2**18)
+    assert inst.n_nodes >= 2**17
     status, cost, _ = ortools_solve(*inst.arrays())
     r = min_cost_flow(*inst.arrays(), method="network_simplex")
     assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)

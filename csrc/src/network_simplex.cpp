@@ -26,7 +26,11 @@ using detail::Wide;
 
 constexpr Index kNone = -1;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
-constexpr double kBlockFactor = 1.5;  // pricing block: kBlockFactor sqrt(real arcs)
+// Pricing block: kBlockFactor sqrt(real arcs), kLargeBlockFactor sqrt(real arcs) from
+// kLargeNodes nodes on (see the constructor).
+constexpr double kBlockFactor = 1.5;
+constexpr double kLargeBlockFactor = 1.0;
+constexpr std::int64_t kLargeNodes = std::int64_t{1} << 17;
 // Dijkstra phases the primal-dual method gets under MinCostFlowMethod::kAuto before the
 // simplex takes over (SPARe's move networks need at most a handful).
 constexpr std::int64_t kAutoPhases = 16;
@@ -188,9 +192,14 @@ class NetworkSimplex {
     // Blocks of kBlockFactor sqrt(m) arcs: larger blocks mean fewer but dearer pivots
     // (Kiraly and Kovacs use sqrt(m)). With the oriented pricing copy, 1.5 sqrt(m) measured
     // 5-15% faster than sqrt(m) on NETGEN-8 at 2^15-2^16 nodes, NETGEN-SR and GRIDGEN, within
-    // noise on GOTO, road grids and NETGEN-8 at 2^17, and about 10% slower on NETGEN-LO-8
-    // (capacities 1..10, where more pivots move flow and a pivot outweighs its pricing).
-    const double block = kBlockFactor * std::sqrt(static_cast<double>(n_real_));
+    // noise on GOTO and road grids, and about 10% slower on NETGEN-LO-8 (capacities 1..10,
+    // where more pivots move flow and a pivot outweighs its pricing). From kLargeNodes nodes
+    // the potentials the pricing reads at random (8 bytes a node) no longer fit a 1 MiB L2
+    // cache and a priced arc costs more against a pivot: sqrt(m) blocks then measured 7-10%
+    // faster on NETGEN-8 at 2^17 and 2^18 nodes (the pivots grow only 7% at 2^18: 696,000
+    // against 665,000, while the arcs priced fall by 30%).
+    const double factor = n_ >= kLargeNodes ? kLargeBlockFactor : kBlockFactor;
+    const double block = factor * std::sqrt(static_cast<double>(n_real_));
     block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
   }
 

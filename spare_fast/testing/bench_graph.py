@@ -9,7 +9,8 @@ against every peer; a disagreement is reported and makes the command exit with s
 Families (see :mod:`spare_fast.testing.graph_families`): numpy rewrites of NETGEN-8,
 NETGEN-SR, NETGEN-LO-8, GRIDGEN, GOTO and a road grid; the staircase (k disjoint paths of
 lengths 1..k, unit costs); and the public generators themselves through PyPI ``pynetgen``
-(``gridgen-pn``, ``netgen-sr-pn``, ``netgen-lo-pn``; generation time is not measured). A
+(``gridgen-pn``, ``gridgen-col-pn``, ``netgen-sr-pn``, ``netgen-lo-pn``; generation time is
+not measured). A
 family's larger sizes are skipped once its fastest peer took over a minute per solve.
 
 Times are process CPU seconds (``time.process_time``; every solver here is single-threaded),
@@ -46,6 +47,7 @@ MCF_FAMILIES = (
     "road",
     "staircase",
     "gridgen-pn",
+    "gridgen-col-pn",
     "netgen-sr-pn",
     "netgen-lo-pn",
 )
@@ -63,7 +65,7 @@ MAX_NODES = {"netgen-sr": 2**14, "netgen-sr-pn": 2**13, "netgen-lo-pn": 2**16}
 # Larger sizes of a family are skipped once its fastest peer took longer than this per solve.
 PEER_SECONDS_LIMIT = 60.0
 # Families that need pynetgen (the public NETGEN and GRIDGEN generators).
-PYNETGEN_FAMILIES = ("gridgen-pn", "netgen-sr-pn", "netgen-lo-pn")
+PYNETGEN_FAMILIES = ("gridgen-pn", "gridgen-col-pn", "netgen-sr-pn", "netgen-lo-pn")
 NETWORKX_MAX_NODES = 2**10
 
 

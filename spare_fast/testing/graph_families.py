@@ -21,6 +21,8 @@ Besides these rewrites: ``staircase`` (k disjoint paths of lengths 1..k, unit co
 where successive shortest paths needs k phases), and ``gridgen-pn``, ``netgen-sr-pn`` and
 ``netgen-lo-pn``, made by the public generators themselves (PyPI ``pynetgen``, a Python port of
 NETGEN and of a grid generator; pure Python, so they take seconds to minutes to generate).
+``gridgen-col-pn`` is ``gridgen-pn`` with the master source's arcs moved from the grid's first
+row to its first column, where GRIDGEN's documentation puts them.
 
 References: D. Klingman, A. Napier and J. Stutz, "NETGEN: a program for generating large scale
 capacitated assignment, transportation, and minimum cost flow network problems", Management
@@ -312,7 +314,7 @@ def _pynetgen(family: str, n: int, seed: int) -> FlowInstance:
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "net.min")
         common = {"seed": seed + 1, "mincost": 1, "maxcost": 10_000, "fname": path}
-        if family == "gridgen-pn":
+        if family in ("gridgen-pn", "gridgen-col-pn"):
             pynetgen.grid_generate(
                 rows=k, columns=k, supply=1_000 * k, mincap=1, maxcap=1_000, **common
             )
@@ -329,7 +331,25 @@ def _pynetgen(family: str, n: int, seed: int) -> FlowInstance:
             )
         p = read_dimacs(path)
     n_nodes, tail, head, capacity, cost, supply = p.min_cost_flow_arrays()
+    if family == "gridgen-col-pn":
+        head = _feed_first_column(k, tail, head, supply)
     return _finish(family, n_nodes, tail, head, capacity, cost, supply, np.random.default_rng())
+
+
+def _feed_first_column(
+    k: int, tail: np.ndarray, head: np.ndarray, supply: np.ndarray
+) -> np.ndarray:
+    """Moves the arcs of pynetgen's master source from the grid's first row to its first
+    column, as GRIDGEN's documentation places them: the flow then crosses the whole grid to the
+    master sink on the last column. The grid is node 1 + (row k + column), row-major."""
+    source = int(np.flatnonzero(supply > 0)[0])
+    out = np.flatnonzero(tail == source)
+    row = np.sort(head[out])
+    if not np.array_equal(row, np.arange(1, k + 1)):
+        raise ValueError(f"the master source's arcs do not enter the first row: {row[:4]}...")
+    head = head.copy()
+    head[out] = 1 + k * (head[out] - 1)
+    return head
 
 
 FAMILIES = {
@@ -342,6 +362,7 @@ FAMILIES = {
     "staircase": lambda n, seed: staircase(n, seed=seed),
     # The public generators themselves (PyPI pynetgen, needed only for these).
     "gridgen-pn": lambda n, seed: _pynetgen("gridgen-pn", n, seed),
+    "gridgen-col-pn": lambda n, seed: _pynetgen("gridgen-col-pn", n, seed),
     "netgen-sr-pn": lambda n, seed: _pynetgen("netgen-sr-pn", n, seed),
     "netgen-lo-pn": lambda n, seed: _pynetgen("netgen-lo-pn", n, seed),
 }

@@ -15,17 +15,18 @@
 // (a crash basis: one Dijkstra from all demand nodes, zero flow on those arcs), the others
 // from the root. Every other real arc starts at its lower bound. A pivot picks an entering
 // arc that violates its optimality condition (block search: the arcs are scanned cyclically in
-// blocks of about 1.5 sqrt(m), and the most violating arc of the first block that has one
-// enters; the pricing reads a copy of each real arc turned so that its reduced cost, read
-// forwards, is negative exactly when it violates: reversed, cost negated, at its upper bound),
-// pushes flow around the cycle it closes with the tree, lets the blocking arc that comes last
-// in the cycle's direction from the apex leave (this keeps the tree strongly feasible, which
-// rules out cycling), and updates the tree and the node potentials of the smaller side of the
-// cut (only differences of potentials matter). The tree is stored as parent / parent arc /
-// direction, a preorder thread with its inverse, subtree sizes and the last node of every
-// subtree in thread order; a tree arc's flow and capacity sit in the record of the node below
-// it. The walk to the apex follows separate 8-byte parent / subtree-size records, so that its
-// chain of dependent reads stays in cache on larger networks.
+// blocks of about 1.5 sqrt(m), sqrt(m) from 2^17 nodes on, and the most violating arc of the
+// first block that has one enters; the pricing reads a copy of each real arc turned so that
+// its reduced cost, read forwards, is negative exactly when it violates: reversed, cost
+// negated, at its upper bound), pushes flow around the cycle it closes with the tree, lets the
+// blocking arc that comes last in the cycle's direction from the apex leave (this keeps the
+// tree strongly feasible, which rules out cycling), and updates the tree and the node
+// potentials of the smaller side of the cut (only differences of potentials matter). The tree
+// is stored as parent / parent arc / direction, a preorder thread with its inverse, subtree
+// sizes and the last node of every subtree in thread order; a tree arc's flow and capacity sit
+// in the record of the node below it. The walk to the apex follows separate 8-byte parent /
+// subtree-size records, so that its chain of dependent reads stays in cache on larger
+// networks.
 //
 // Memory order: the walks that dominate a pivot follow the thread, a chain of dependent reads.
 // The nodes are numbered in the preorder of the starting tree, and renumbered in thread order

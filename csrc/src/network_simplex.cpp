@@ -38,6 +38,10 @@ constexpr std::int64_t kAutoPhases = 16;
 // demand sit on at most kAutoScalingTerminals nodes (see min_cost_flow's dispatcher).
 constexpr std::int64_t kAutoScalingNodes = std::int64_t{1} << 16;
 constexpr std::int64_t kAutoScalingTerminals = 4;
+// Under kAuto, cost scaling also takes networks of at least kAutoScalingSpreadNodes nodes with
+// supply on many nodes when every node they reach lies within 2 log2(n) arcs of a supply node
+// (see supply_hop_radius and the dispatcher).
+constexpr std::int64_t kAutoScalingSpreadNodes = std::int64_t{1} << 17;
 
 // Arc states. The pricing reads a copy of each real arc oriented by its state (see priced_),
 // so that a negative reduced cost marks a violating arc; tree arcs have reduced cost 0.
@@ -727,6 +731,56 @@ class NetworkSimplex {
   std::vector<Index> scratch_id_;      // renumber scratch
 };
 
+// The hop radius of the supply: the most arcs (with capacity) on a fewest-arc path from the
+// supply nodes to any node they reach, by breadth-first search from all of them at once,
+// abandoned past `limit` (returns limit + 1 then). -1 when an arc has an end out of range (the
+// chosen method reports it). One pass over the arcs to build the adjacency, one for the search.
+std::int64_t supply_hop_radius(std::int64_t n_nodes, Span<std::int32_t> tail,
+                               Span<std::int32_t> head, Span<std::int64_t> capacity,
+                               Span<std::int64_t> supply, std::int64_t limit) {
+  const std::size_t n = static_cast<std::size_t>(n_nodes);
+  std::vector<Index> first(n + 1, 0);
+  for (std::size_t a = 0; a < tail.size; ++a) {
+    const Index u = tail[a];
+    const Index v = head[a];
+    if (u < 0 || u >= n_nodes || v < 0 || v >= n_nodes) return -1;
+    if (capacity[a] > 0 && u != v) ++first[sz(u) + 1];
+  }
+  for (std::size_t v = 0; v < n; ++v) first[v + 1] += first[v];
+  std::vector<Index> out(sz(first[n]));
+  {
+    std::vector<Index> fill(first.begin(), first.end() - 1);
+    for (std::size_t a = 0; a < tail.size; ++a) {
+      if (capacity[a] > 0 && tail[a] != head[a]) out[sz(fill[sz(tail[a])]++)] = head[a];
+    }
+  }
+  std::vector<Index> level(n, kNone);
+  std::vector<Index> frontier;
+  std::vector<Index> next;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (supply[v] > 0) {
+      level[v] = 0;
+      frontier.push_back(static_cast<Index>(v));
+    }
+  }
+  std::int64_t depth = 0;
+  while (!frontier.empty()) {
+    next.clear();
+    for (const Index u : frontier) {
+      for (Index k = first[sz(u)]; k < first[sz(u) + 1]; ++k) {
+        const Index v = out[sz(k)];
+        if (level[sz(v)] != kNone) continue;
+        level[sz(v)] = static_cast<Index>(depth + 1);
+        next.push_back(v);
+      }
+    }
+    if (next.empty()) break;
+    if (++depth > limit) return limit + 1;
+    frontier.swap(next);
+  }
+  return depth;
+}
+
 }  // namespace
 
 MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
@@ -793,8 +847,8 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   // long paths, every simplex pivot walks a long cycle, and the simplex's time grows faster
   // with n than cost scaling's (measured on the harness's staircase, on GOTO-style tori and
   // on GRIDGEN grids attached by their first column; docs/graph/families.md). With sources
-  // and sinks spread over many nodes (NETGEN, the numpy GRIDGEN, road grids) the simplex is
-  // several times faster at every measured size and keeps them.
+  // and sinks spread over many nodes the simplex is faster below kAutoScalingSpreadNodes nodes
+  // (2.7x on NETGEN-8 at 2^15, level at 2^16) and keeps them; from there on see below.
   //
   // The primal-dual method needs one phase per distinct shortest-path length: a handful when
   // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
@@ -822,7 +876,22 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
     MinCostFlowResult r;
     if (detail::zero_cost_flow(n_nodes, tail, head, capacity, cost, supply, r)) return r;
   }
-  if (n_nodes >= kAutoScalingNodes && terminals <= kAutoScalingTerminals) {
+  // With supply spread over many nodes, cost scaling wins from kAutoScalingSpreadNodes nodes
+  // on where the network is "small-world": NETGEN's random arcs, the numpy GRIDGEN's grid with
+  // random arcs (every node within 5-6 arcs of a supply node at 2^17 nodes). There its time
+  // grows about linearly with n, the simplex's faster (the pivots grow with n, and so do the
+  // walks and potential shifts of each pivot). On planar grids (road, 45 arcs from the supply
+  // to the farthest node at 2^17) flow moves a hop per push and the simplex stays 2-3x faster.
+  bool spread_scaling = false;
+  if (n_nodes >= kAutoScalingSpreadNodes && terminals > kAutoScalingTerminals && ids_ok &&
+      !unit_costs) {
+    std::int64_t log2n = 0;
+    while ((std::int64_t{1} << (log2n + 1)) <= n_nodes) ++log2n;
+    const std::int64_t radius =
+        supply_hop_radius(n_nodes, tail, head, capacity, supply, 2 * log2n);
+    spread_scaling = radius >= 0 && radius <= 2 * log2n;
+  }
+  if ((n_nodes >= kAutoScalingNodes && terminals <= kAutoScalingTerminals) || spread_scaling) {
     MinCostFlowResult r = cost_scaling(n_nodes, tail, head, capacity, cost, supply);
     if (r.status != MinCostFlowStatus::kOverflow) return r;  // else its bound: the simplex
   } else if (unit_costs) {

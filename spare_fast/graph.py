@@ -267,7 +267,12 @@ def min_cost_flow(
         networks). Networks of ``2**16`` nodes or more whose supply and demand sit on at most
         4 nodes go to cost scaling: their flow crosses the network on long paths, where the
         simplex's pivots walk long cycles and its time grows faster with size (staircase,
-        GOTO-style tori, grids fed through one side). Otherwise the primal-dual method when
+        GOTO-style tori, grids fed through one side). So do networks of ``2**17`` nodes or
+        more with costs beyond 0/1 whose supply sits on more nodes when every node the supply
+        reaches lies within ``2 log2(n_nodes)`` arcs of a supply node (a breadth-first search,
+        one pass over the arcs): on such small-world networks (NETGEN, GRIDGEN with random
+        arcs) cost scaling's time grows about linearly and overtakes the simplex, while on
+        planar road grids the simplex stays ahead. Otherwise the primal-dual method when
         every cost is 0 or 1 (assignment-shaped networks such as SPARe's moves, where it
         needs a handful of phases) and it finishes within 16 phases, the network simplex for
         the rest. The phase bound matters where paths are long: k disjoint paths of lengths
@@ -308,12 +313,16 @@ def min_cost_flow(
 
     Cost scaling (Goldberg, reference 5) multiplies the costs by ``n_nodes + 1``, so that a
     1-optimal flow is optimal; each refine divides eps by 16, saturates the arcs of negative
-    reduced cost and routes the excesses by partial augment-relabel (paths of up to 4
-    admissible arcs), with a
-    global price update (a bucket Dijkstra from the deficit nodes) at its start and every
-    ``4 n_nodes`` relabels. ``16 (n_nodes + 2)**2 (max(cost) + 1)`` must fit int64, else
-    OVERFLOW (``"auto"`` then uses the simplex). Infeasible supplies are detected by a price
-    update (an excess that reaches no deficit) or by a price below what a feasible problem
+    reduced cost and routes the excesses by partial augment-relabel (paths of up to 32
+    admissible arcs), with a global price update (a bucket Dijkstra from the deficit nodes) at
+    its start and every ``4 n_nodes`` relabels. Once eps is below one unit of the input
+    costs, each refine is followed by a price refinement (as in Goldberg's CS2 and LEMON): a
+    search, given at most two scans' worth of arcs, for prices under which the flow is
+    1-optimal without moving any flow; when it succeeds the flow is optimal and the solve
+    ends there (on NETGEN-8 at 2^18 nodes it ends after the fifth of eight refines).
+    ``16 (n_nodes + 2)**2 (max(cost) + 1)`` must fit int64, else OVERFLOW (``"auto"`` then
+    uses the simplex). Infeasible supplies are detected by a price update (an excess that
+    reaches no deficit) or by a price below what a feasible problem
     allows; the primal-dual method then computes the INFEASIBLE answer.
 
     Primal-dual successive shortest paths. A super source feeds the supply nodes and the

@@ -87,9 +87,12 @@ namespace spare_fast {
 enum class MinCostFlowMethod : std::int32_t {
   kAuto = 0,                     // network simplex, except: cost-0 arcs that carry every
                                  // unit; cost scaling on networks of 2^16 nodes or more whose
-                                 // supply sits on at most 4 nodes; the primal-dual method where
-                                 // it finishes within a few phases: 0/1 costs with short paths
-                                 // (assignment-shaped, SPARe's moves); see the dispatcher
+                                 // supply sits on at most 4 nodes, and on networks of 2^17
+                                 // nodes or more (costs beyond 0/1) whose nodes all lie
+                                 // within 2 log2(n) arcs of the supply; the primal-dual
+                                 // method where it finishes within a few phases: 0/1 costs
+                                 // with short paths (assignment-shaped, SPARe's moves); see
+                                 // the dispatcher
   kSuccessiveShortestPaths = 1,  // primal-dual successive shortest paths (graph.hpp)
   kNetworkSimplex = 2,           // primal network simplex with block search (this header)
   kCostScaling = 3,              // cost scaling, push-relabel with refinement (this header)
@@ -105,12 +108,14 @@ MinCostFlowResult network_simplex(std::int64_t n_nodes, Span<std::int32_t> tail,
 // n + 1 and the flow is refined from eps = max scaled cost / 16 down to eps = 1, each refine
 // dividing eps by 16 (a 1-optimal flow for the scaled costs is optimal). A refine saturates the
 // arcs of negative reduced cost and routes the excesses by partial augment-relabel (paths of
-// up to 4 admissible arcs), with a global price update (a bucket Dijkstra from the deficits)
-// at its start and every 4 n relabels. O(n^2 m log(n C)) in the worst case. Besides the checks
-// of min_cost_flow, 16 (n + 2)^2 (max cost + 1) and total supply + sum_a min(capacity[a],
-// total supply) must fit int64, else the status is kOverflow. Infeasible supplies are detected by a
-// price update (an excess that reaches no deficit) or by a price below the bound that a
-// feasible problem keeps; the primal-dual method then computes the kInfeasible answer.
+// up to 32 admissible arcs), with a global price update (a bucket Dijkstra from the deficits)
+// at its start and every 4 n relabels. Once eps is below one unit of the input costs, a price
+// refinement after each refine ends the solve when prices alone make the flow 1-optimal.
+// O(n^2 m log(n C)) in the worst case. Besides the checks of min_cost_flow,
+// 16 (n + 2)^2 (max cost + 1) and total supply + sum_a min(capacity[a], total supply) must fit
+// int64, else the status is kOverflow. Infeasible supplies are detected by a price update (an
+// excess that reaches no deficit) or by a price below the bound that a feasible problem keeps;
+// the primal-dual method then computes the kInfeasible answer.
 // The arguments, validation, statuses and result are those of min_cost_flow in graph.hpp.
 MinCostFlowResult cost_scaling(std::int64_t n_nodes, Span<std::int32_t> tail,
                                Span<std::int32_t> head, Span<std::int64_t> capacity,

@@ -313,6 +313,47 @@ def test_auto_hands_long_unit_cost_paths_to_the_simplex(extra):
         check_flow(n, t, h, c, w, b, r)
 
 
+def _check_large_flow(n, tail, head, capacity, cost, supply, r) -> None:
+    """check_flow for an optimal flow on a large network, with numpy sums."""
+    assert np.all(r.flow >= 0) and np.all(r.flow <= capacity)
+    net = np.bincount(tail, r.flow, minlength=n) - np.bincount(head, r.flow, minlength=n)
+    assert np.array_equal(net.astype(np.int64), supply)
+    assert r.total_cost == int(np.dot(r.flow, cost))
+
+
+def test_auto_small_world_network_of_2_17_nodes_matches_ortools():
+    # From 2^17 nodes auto gives cost scaling the networks whose nodes all lie within
+    # 2 log2(n) arcs of a supply node (NETGEN-8: 5); there its price refinement ends the
+    # solve before the last refines. Same answer as OR-Tools.
+    inst = generate("netgen-8", 2**17, seed=2)
+    status, cost, _ = ortools_solve(*inst.arrays())
+    r = min_cost_flow(*inst.arrays(), method="auto")
+    assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
+    _check_large_flow(*inst.arrays(), r)
+
+
+def test_auto_long_hop_network_of_2_17_nodes_matches_ortools():
+    # A star of 2^17 nodes with a path of 100 arcs hanging from one leaf, demand at its far
+    # end: some node lies beyond 2 log2(n) = 34 arcs from the supply, so the breadth-first
+    # search is abandoned and the simplex solves it. Same answer as OR-Tools.
+    n = 2**17
+    rng = np.random.default_rng(4)
+    leaves = np.arange(1, n - 100, dtype=np.int32)
+    path = np.arange(n - 101, n, dtype=np.int32)  # starts at the last leaf
+    tail = np.concatenate((leaves, np.zeros_like(leaves), path[:-1], path[1:]))
+    head = np.concatenate((np.zeros_like(leaves), leaves, path[1:], path[:-1]))
+    capacity = rng.integers(20, 100, size=tail.size).astype(np.int64)
+    cost = rng.integers(1, 1_000, size=tail.size).astype(np.int64)
+    supply = np.zeros(n, dtype=np.int64)
+    supply[[5, 17, 1_000, 90_000]] = 10
+    supply[[300, 70_000]] = -10
+    supply[[n - 1, n - 50]] = -10
+    status, expected, _ = ortools_solve(n, tail, head, capacity, cost, supply)
+    r = min_cost_flow(n, tail, head, capacity, cost, supply, method="auto")
+    assert (r.status, r.total_cost) == (status, expected) == (MinCostFlowStatus.OPTIMAL, expected)
+    _check_large_flow(n, tail, head, capacity, cost, supply, r)
+
+
 def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():
     # Same answers either way; this pins only that both paths run through "auto".
     n, tail, head = 3, [0, 0, 1], [2, 1, 2]

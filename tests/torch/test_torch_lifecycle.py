@@ -258,8 +258,10 @@ def test_successful_run_leaves_no_process_and_no_temporary_folder(tmp_path: Path
 def test_launcher_stopped_by_signal_leaves_nothing_behind(
     sig: signal.Signals, tmp_path: Path
 ) -> None:
-    # Steps enough that the run is still on when the signal comes, however fast the steps.
-    proc = start_launcher("-", tmp_path, steps=80)
+    # Steps enough that the run is still on when the signal comes, however fast the steps and
+    # however slowly this process, on a loaded machine, gets from the first step to the signal
+    # (80 steps once finished first there). The signal ends the run, so they cost no time.
+    proc = start_launcher("-", tmp_path, steps=2_000)
     try:
 
         def training() -> bool:

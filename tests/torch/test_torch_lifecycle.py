@@ -53,8 +53,12 @@ FAST = {"heartbeat_timeout": 1.0, "collective_timeout": 5.0}
 # argv[1] is "-".
 LAUNCHER = """
 import functools
+import signal
 import sys
 from spare_fast import Layout
+# Ctrl-C raises KeyboardInterrupt, as in a foreground terminal. A test run started in the
+# background (`cmd &`) starts its children with SIGINT ignored, and Python keeps it so.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from spare_fast.torch import SpareTrainer, TrainSpec, mlp
 slow_shard = functools.partial(mlp.paused_shard, 0.02)
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 14

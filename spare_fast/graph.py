@@ -318,8 +318,9 @@ def min_cost_flow(
     its start and every ``4 n_nodes`` relabels. Once eps is below one unit of the input
     costs, each refine is followed by a price refinement (as in Goldberg's CS2 and LEMON): a
     search, given at most two scans' worth of arcs, for prices under which the flow is
-    1-optimal without moving any flow; when it succeeds the flow is optimal and the solve
-    ends there (on NETGEN-8 at 2^18 nodes it ends after the fifth of eight refines).
+    1-optimal without moving any flow (cancelling one negative cycle if it meets one); when it
+    succeeds the flow is optimal and the solve ends there (on NETGEN-8 at 2^17 and 2^18 nodes
+    after the fifth of eight refines).
     ``16 (n_nodes + 2)**2 (max(cost) + 1)`` must fit int64, else OVERFLOW (``"auto"`` then
     uses the simplex). Infeasible supplies are detected by a price update (an excess that
     reaches no deficit) or by a price below what a feasible problem

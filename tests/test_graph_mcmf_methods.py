@@ -354,6 +354,38 @@ def test_auto_long_hop_network_of_2_17_nodes_matches_ortools():
     _check_large_flow(n, tail, head, capacity, cost, supply, r)
 
 
+@pytest.mark.parametrize("tail_arcs", [0, 300])
+def test_auto_two_terminals_on_2_16_nodes_matches_lemon(tail_arcs):
+    # One source and one sink on 2^16 nodes with random arcs (every node a few arcs from the
+    # source): auto runs cost scaling. With the sink at the end of a path of 300 arcs the
+    # breadth-first search passes sqrt(n) / 2 = 128 arcs and the simplex solves it, without
+    # the primal-dual phases. Same answer as LEMON either way (OR-Tools' cost scaling takes
+    # 10-17 s on the long path).
+    pylmcf = pytest.importorskip("pylmcf")
+    n = 2**16
+    rng = np.random.default_rng(11)
+    body = n - tail_arcs
+    tail = rng.integers(0, body, size=8 * body).astype(np.int32)
+    head = rng.integers(0, body, size=8 * body).astype(np.int32)
+    path = np.arange(body - 1, n, dtype=np.int32)
+    tail = np.concatenate((tail, path[:-1], path[1:]))
+    head = np.concatenate((head, path[1:], path[:-1]))
+    capacity = rng.integers(1, 1_000, size=tail.size).astype(np.int64)
+    capacity[8 * body :] = 5_000
+    cost = rng.integers(1, 10_000, size=tail.size).astype(np.int64)
+    supply = np.zeros(n, dtype=np.int64)
+    supply[0], supply[n - 1] = 1_000, -1_000
+    order = np.lexsort((head, tail))  # LEMON wants the arcs sorted by (tail, head)
+    lemon = pylmcf.Graph(n, tail[order], head[order])
+    lemon.set_node_supply(supply)
+    lemon.set_edge_capacities(capacity[order])
+    lemon.set_edge_costs(cost[order])
+    lemon.solve()
+    r = min_cost_flow(n, tail, head, capacity, cost, supply, method="auto")
+    assert r.status == MinCostFlowStatus.OPTIMAL and r.total_cost == int(lemon.total_cost())
+    _check_large_flow(n, tail, head, capacity, cost, supply, r)
+
+
 def test_auto_picks_ssp_for_unit_costs_and_simplex_otherwise():
     # Same answers either way; this pins only that both paths run through "auto".
     n, tail, head = 3, [0, 0, 1], [2, 1, 2]

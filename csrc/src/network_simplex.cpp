@@ -27,17 +27,20 @@ using detail::Wide;
 constexpr Index kNone = -1;
 constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
 // Pricing block: kBlockFactor sqrt(real arcs), kLargeBlockFactor sqrt(real arcs) from
-// kLargeNodes nodes on (see the constructor).
+// kLargeNodes nodes on, kFewTerminalsBlockFactor sqrt(real arcs) when supply and demand sit on
+// at most kFewTerminals nodes (see the constructor).
 constexpr double kBlockFactor = 1.5;
 constexpr double kLargeBlockFactor = 1.0;
+constexpr double kFewTerminalsBlockFactor = 0.7;
 constexpr std::int64_t kLargeNodes = std::int64_t{1} << 17;
+constexpr std::int64_t kFewTerminals = 4;
 // Dijkstra phases the primal-dual method gets under MinCostFlowMethod::kAuto before the
 // simplex takes over (SPARe's move networks need at most a handful).
 constexpr std::int64_t kAutoPhases = 16;
 // Under kAuto, cost scaling takes networks of at least kAutoScalingNodes nodes whose supply and
-// demand sit on at most kAutoScalingTerminals nodes (see min_cost_flow's dispatcher).
+// demand sit on at most kFewTerminals nodes when every node lies within sqrt(n) / 2 arcs of a
+// supply node (see min_cost_flow's dispatcher).
 constexpr std::int64_t kAutoScalingNodes = std::int64_t{1} << 16;
-constexpr std::int64_t kAutoScalingTerminals = 4;
 // Under kAuto, cost scaling also takes networks of at least kAutoScalingSpreadNodes nodes with
 // supply on many nodes when every node they reach lies within 2 log2(n) arcs of a supply node
 // (see supply_hop_radius and the dispatcher).
@@ -202,7 +205,19 @@ class NetworkSimplex {
     // cache and a priced arc costs more against a pivot: sqrt(m) blocks then measured 7-10%
     // faster on NETGEN-8 at 2^17 and 2^18 nodes (the pivots grow only 7% at 2^18: 696,000
     // against 665,000, while the arcs priced fall by 30%).
-    const double factor = n_ >= kLargeNodes ? kLargeBlockFactor : kBlockFactor;
+    //
+    // With supply and demand on a few nodes every cycle crosses the network: a pivot walks and
+    // shifts thousands of nodes (4,900 potentials a pivot on the column-fed GRIDGEN grid at
+    // 65,538 nodes, against 320 on NETGEN-8 at 2^16), so a cheaper pricing per pivot pays:
+    // 0.7 sqrt(m) blocks were 22% faster there (12.6 s to 9.8 s: the pivots stayed at 500,000,
+    // the potentials shifted fell by 19% and the walks by 31%), 15% faster at 16,386 nodes,
+    // 5% faster on GOTO-style tori at 2^16 nodes, 7% slower at 2^14, and 10-20% faster on the
+    // staircase.
+    std::int64_t terminals = 0;
+    for (std::size_t v = 0; v < n_nodes; ++v) terminals += supply[v] != 0;
+    const double factor = terminals <= kFewTerminals ? kFewTerminalsBlockFactor
+                          : n_ >= kLargeNodes        ? kLargeBlockFactor
+                                                     : kBlockFactor;
     const double block = factor * std::sqrt(static_cast<double>(n_real_));
     block_size_ = static_cast<Index>(block) < 10 ? 10 : static_cast<Index>(block);
   }
@@ -843,12 +858,16 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   // building its starting basis.
   //
   // Large networks (kAutoScalingNodes nodes or more) whose supply enters and leaves through a
-  // few nodes (kAutoScalingTerminals) go to cost scaling: the flow then crosses the network on
-  // long paths, every simplex pivot walks a long cycle, and the simplex's time grows faster
-  // with n than cost scaling's (measured on the harness's staircase, on GOTO-style tori and
-  // on GRIDGEN grids attached by their first column; docs/graph/families.md). With sources
-  // and sinks spread over many nodes the simplex is faster below kAutoScalingSpreadNodes nodes
-  // (2.7x on NETGEN-8 at 2^15, level at 2^16) and keeps them; from there on see below.
+  // few nodes (kFewTerminals) send the flow across the network, and every simplex pivot walks
+  // a long cycle. Cost scaling then wins where the paths are short in arcs: on GOTO-style tori
+  // (every node within 57 arcs of the source at 2^16 nodes, 0.22 sqrt(n)) it is 1.3x faster
+  // than the simplex. Where they are long it moves the flow a hop per push and loses: on
+  // GRIDGEN grids fed through their first column (sqrt(n) + 1 arcs from the source) the
+  // simplex is 1.4x faster at 65,538 nodes, on the staircase (sqrt(2n)) 2x. So a breadth-first
+  // search from the supply, abandoned past sqrt(n) / 2 arcs, decides (docs/graph/families.md).
+  // With sources and sinks spread over many nodes the simplex is faster below
+  // kAutoScalingSpreadNodes nodes (2.7x on NETGEN-8 at 2^15, level at 2^16) and keeps them;
+  // from there on see below.
   //
   // The primal-dual method needs one phase per distinct shortest-path length: a handful when
   // every cost is 0 or 1 and paths are short (assignment-shaped networks, SPARe's moves), where
@@ -882,19 +901,27 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   // grows about linearly with n, the simplex's faster (the pivots grow with n, and so do the
   // walks and potential shifts of each pivot). On planar grids (road, 45 arcs from the supply
   // to the farthest node at 2^17) flow moves a hop per push and the simplex stays 2-3x faster.
-  bool spread_scaling = false;
-  if (n_nodes >= kAutoScalingSpreadNodes && terminals > kAutoScalingTerminals && ids_ok &&
+  bool scaling = false;
+  bool long_paths = false;  // few terminals, far apart: straight to the simplex
+  if (n_nodes >= kAutoScalingSpreadNodes && terminals > kFewTerminals && ids_ok &&
       !unit_costs) {
     std::int64_t log2n = 0;
     while ((std::int64_t{1} << (log2n + 1)) <= n_nodes) ++log2n;
     const std::int64_t radius =
         supply_hop_radius(n_nodes, tail, head, capacity, supply, 2 * log2n);
-    spread_scaling = radius >= 0 && radius <= 2 * log2n;
+    scaling = radius >= 0 && radius <= 2 * log2n;
+  } else if (n_nodes >= kAutoScalingNodes && terminals <= kFewTerminals && ids_ok) {
+    std::int64_t half_root = 0;  // floor(sqrt(n) / 2)
+    while (4 * (half_root + 1) * (half_root + 1) <= n_nodes) ++half_root;
+    const std::int64_t radius =
+        supply_hop_radius(n_nodes, tail, head, capacity, supply, half_root);
+    scaling = radius >= 0 && radius <= half_root;
+    long_paths = radius > half_root;
   }
-  if ((n_nodes >= kAutoScalingNodes && terminals <= kAutoScalingTerminals) || spread_scaling) {
+  if (scaling) {
     MinCostFlowResult r = cost_scaling(n_nodes, tail, head, capacity, cost, supply);
     if (r.status != MinCostFlowStatus::kOverflow) return r;  // else its bound: the simplex
-  } else if (unit_costs) {
+  } else if (unit_costs && !long_paths) {
     MinCostFlowResult r;
     if (detail::min_cost_flow_within(n_nodes, tail, head, capacity, cost, supply, kAutoPhases,
                                      r)) {

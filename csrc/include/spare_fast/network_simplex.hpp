@@ -87,8 +87,9 @@ namespace spare_fast {
 enum class MinCostFlowMethod : std::int32_t {
   kAuto = 0,                     // network simplex, except: cost-0 arcs that carry every
                                  // unit; cost scaling on networks of 2^16 nodes or more whose
-                                 // supply sits on at most 4 nodes, and on networks of 2^17
-                                 // nodes or more (costs beyond 0/1) whose nodes all lie
+                                 // supply sits on at most 4 nodes when their nodes all lie
+                                 // within sqrt(n) / 2 arcs of the supply, and on networks of
+                                 // 2^17 nodes or more (costs beyond 0/1) whose nodes all lie
                                  // within 2 log2(n) arcs of the supply; the primal-dual
                                  // method where it finishes within a few phases: 0/1 costs
                                  // with short paths (assignment-shaped, SPARe's moves); see

@@ -863,8 +863,9 @@ MinCostFlowResult min_cost_flow(std::int64_t n_nodes, Span<std::int32_t> tail,
   // (every node within 57 arcs of the source at 2^16 nodes, 0.22 sqrt(n)) it is 1.3x faster
   // than the simplex. Where they are long it moves the flow a hop per push and loses: on
   // GRIDGEN grids fed through their first column (sqrt(n) + 1 arcs from the source) the
-  // simplex is 1.4x faster at 65,538 nodes, on the staircase (sqrt(2n)) 2x. So a breadth-first
-  // search from the supply, abandoned past sqrt(n) / 2 arcs, decides (docs/graph/families.md).
+  // simplex is 1.5x faster at 65,538 nodes, on the staircase (sqrt(2n)) 2.6x at 2^18. So a
+  // breadth-first search from the supply, abandoned past sqrt(n) / 2 arcs, decides
+  // (docs/graph/families.md).
   // With sources and sinks spread over many nodes the simplex is faster below
   // kAutoScalingSpreadNodes nodes (2.7x on NETGEN-8 at 2^15, level at 2^16) and keeps them;
   // from there on see below.

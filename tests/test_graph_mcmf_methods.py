@@ -277,14 +277,26 @@ def test_network_simplex_long_runs_match_ortools(family):
     check_flow(*inst.arrays(), r)
 
 
-def test_network_simplex_large_blocks_match_ortools():
-    # From 2^17 nodes the simplex prices in blocks of sqrt(m) instead of 1.5 sqrt(m).
-    inst = generate("staircase", 2**18)
-    assert inst.n_nodes >= 2**17
-    status, cost, _ = ortools_solve(*inst.arrays())
-    r = min_cost_flow(*inst.arrays(), method="network_simplex")
+@pytest.mark.parametrize("extra_pairs", [0, 3])
+def test_network_simplex_large_blocks_match_ortools(extra_pairs):
+    # From 2^17 nodes the simplex prices in blocks of sqrt(m) instead of 1.5 sqrt(m), and with
+    # supply and demand on at most 4 nodes in blocks of 0.7 sqrt(m). The staircase has two
+    # terminals; three more supply-demand pairs, each a cheap arc and a dear detour through
+    # the staircase's source, put it past 4 and onto the sqrt(m) blocks.
+    n, t, h, c, w, b = generate("staircase", 2**18).arrays()
+    assert n >= 2**17
+    if extra_pairs:
+        pairs = np.arange(n, n + 2 * extra_pairs).reshape(-1, 2)
+        t = np.concatenate((t, pairs[:, 0], pairs[:, 0], np.zeros(extra_pairs, t.dtype)))
+        h = np.concatenate((h, pairs[:, 1], np.zeros(extra_pairs, h.dtype), pairs[:, 1]))
+        c = np.concatenate((c, np.full(3 * extra_pairs, 2, c.dtype)))
+        w = np.concatenate((w, np.ones(extra_pairs, w.dtype), np.full(2 * extra_pairs, 5, w.dtype)))
+        b = np.concatenate((b, np.tile(np.array([3, -3], b.dtype), extra_pairs)))
+        n += 2 * extra_pairs
+    status, cost, _ = ortools_solve(n, t, h, c, w, b)
+    r = min_cost_flow(n, t, h, c, w, b, method="network_simplex")
     assert (r.status, r.total_cost) == (status, cost) == (MinCostFlowStatus.OPTIMAL, cost)
-    check_flow(*inst.arrays(), r)
+    check_flow(n, t, h, c, w, b, r)
 
 
 @pytest.mark.parametrize("extra", [0, 1])

@@ -261,27 +261,26 @@ def min_cost_flow(
         ``"cost_scaling"``: Goldberg's cost scaling (push-relabel with eps-refinement);
         ``"ssp"``: primal-dual successive shortest paths; ``"auto"`` (default) chooses from
         measured features of the instance, in this order. With costs beyond 0/1, when cost-0
-        arcs leave a supply node and enter a demand node, it first routes a maximum flow
-        over the cost-0 arcs alone; if that meets every supply it costs 0 and is the answer
+        arcs leave a supply node and enter a demand node, it first routes a maximum flow over
+        the cost-0 arcs alone; if that meets every supply it costs 0 and is the answer
         (pynetgen's GRIDGEN grids, whose master source and sink meet at one node, are such
-        networks). Networks of ``2**16`` nodes or more whose supply and demand sit on at most
-        4 nodes send their flow across the network; they go to cost scaling when every node
-        lies within ``sqrt(n_nodes) / 2`` arcs of the supply (GOTO-style tori, where the
-        simplex's pivots walk long cycles and fall behind), and straight to the network
-        simplex when some node lies farther (grids fed through one side, the staircase:
-        there cost scaling moves the flow a hop per push and loses). So do networks of
-        ``2**17`` nodes or
-        more with costs beyond 0/1 whose supply sits on more nodes when every node the supply
-        reaches lies within ``2 log2(n_nodes)`` arcs of a supply node (a breadth-first search,
-        one pass over the arcs): on such small-world networks (NETGEN, GRIDGEN with random
-        arcs) cost scaling's time grows about linearly and overtakes the simplex, while on
-        planar road grids the simplex stays ahead. Otherwise the primal-dual method when
-        every cost is 0 or 1 (assignment-shaped networks such as SPARe's moves, where it
-        needs a handful of phases) and it finishes within 16 phases, the network simplex for
-        the rest. The phase bound matters where paths are long: k disjoint paths of lengths
-        1..k take k phases, each a Dijkstra over the network. With supply and demand on at
-        most 4 nodes the simplex prices smaller blocks (0.7 sqrt(m) arcs instead of 1.5
-        sqrt(m)), as each of its pivots then walks a long cycle.
+        networks). Networks of ``2**16`` nodes or more whose supply and demand sit on at most 4
+        nodes send their flow across the network; they go to cost scaling when every node lies
+        within ``sqrt(n_nodes) / 2`` arcs of the supply (GOTO-style tori, where the simplex's
+        pivots walk long cycles and fall behind), and straight to the network simplex when some
+        node lies farther (grids fed through one side, the staircase: there cost scaling moves
+        the flow a hop per push and loses). Cost scaling also takes networks of ``2**17`` nodes
+        or more with costs beyond 0/1 whose supply sits on more nodes, when every node the
+        supply reaches lies within ``2 log2(n_nodes)`` arcs of a supply node (a breadth-first
+        search, one pass over the arcs): on such small-world networks (NETGEN, GRIDGEN with
+        random arcs) cost scaling's time grows about linearly and overtakes the simplex, while
+        on planar road grids the simplex stays ahead. Otherwise the primal-dual method when
+        every cost is 0 or 1 (assignment-shaped networks such as SPARe's moves, where it needs a
+        handful of phases) and it finishes within 16 phases, the network simplex for the rest.
+        The phase bound matters where paths are long: k disjoint paths of lengths 1..k take k
+        phases, each a Dijkstra over the network. With supply and demand on at most 4 nodes the
+        simplex prices smaller blocks (0.7 sqrt(m) arcs instead of 1.5 sqrt(m)), as each of its
+        pivots then walks a long cycle.
 
     Returns
     -------

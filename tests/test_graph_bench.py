@@ -62,8 +62,3 @@ def test_harness_rejects_unknown_family(tmp_path):
 def test_matching_instance_rejects_unknown_family():
     with pytest.raises(ValueError, match="family = 'match-random-d7'"):
         bg.matching_instance("match-random-d7", 100, 0)
-
-
-def test_plot_labels_powers_of_two_compactly():
-    assert bg._pow2_label(4096.0) == "$2^{12}$"
-    assert bg._pow2_label(319_602.0) == "319,602"

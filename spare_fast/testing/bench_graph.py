@@ -59,8 +59,8 @@ MATCHING_FAMILIES = (
     "match-unbalanced",
 )
 # NETGEN-SR has sqrt(n) arcs per node: n = 2^16 would be 16.8M arcs. The public generator
-# (pynetgen, pure Python) takes 17 s for NETGEN-SR at 2^13 nodes (745k arcs) and grows with
-# the arcs, so its NETGEN families stop earlier.
+# (pynetgen, pure Python) takes 17 s for NETGEN-SR at 2^13 nodes (745k arcs) and 12 minutes
+# and 3.2 GB at 2^16, so its NETGEN families stop earlier.
 MAX_NODES = {"netgen-sr": 2**14, "netgen-sr-pn": 2**16, "netgen-lo-pn": 2**17}
 # Larger sizes of a family are skipped once its fastest peer took longer than this per solve.
 PEER_SECONDS_LIMIT = 60.0
@@ -333,16 +333,8 @@ SOLVER_COLORS = {
 }
 
 
-def _pow2_label(v: float, _pos: object = None) -> str:
-    """A tick label: ``$2^{k}$`` for a power of two, the comma-grouped value otherwise."""
-    k = round(math.log2(v)) if v > 0 else 0
-    return f"$2^{{{k}}}$" if v > 0 and 2.0**k == v else f"{v:,.0f}"
-
-
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Log-log CPU time against nodes, one panel per family, one colour per solver."""
-    from matplotlib import ticker
-
     from spare_fast._plotting import log_axis, new_figure, save
 
     families = list(dict.fromkeys(r["family"] for r in rows))
@@ -361,9 +353,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                 color=SOLVER_COLORS.get(solver),
                 linewidth=2.2 if solver == "spare_fast" else 1.2,
             )
-        ax.set_xscale("log", base=2)
-        # Powers of two as 2^k: seven comma-grouped sizes overlap on a panel this wide.
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(_pow2_label))
+        ax.set_xscale("log", base=2)  # its own formatter labels the ticks 2^k
         log_axis(ax, "y")
         ax.set_title(family, fontsize=10)
         ax.set_xlabel("nodes")

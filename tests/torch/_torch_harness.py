@@ -12,11 +12,12 @@ Faults inside a worker come from a fault-injecting collective backend
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,6 +245,9 @@ class LoopConfig:
         pause: Seconds of extra work per step (so a test can act between steps).
         slow_heal: Seconds a heal source takes to pack the state (a large model's transfer):
             long enough for a signal sent when it reports :attr:`Phase.HEAL` to land inside.
+        slow_first_compute: Seconds the process's first :attr:`Phase.COMPUTE` lasts (a large
+            model's first step): a computing phase otherwise lasts a millisecond or two, too
+            short for a poll from a loaded machine to see it reliably.
         options: More keyword arguments of :class:`~spare_fast.torch.SpareGroup` (``seed``,
             ``run_key``, ``ledger``, ...).
     """
@@ -263,6 +267,7 @@ class LoopConfig:
     checkpoint_dir: str | None = None  # checkpoints every 2 steps there
     resume: bool = False  # start from the newest valid checkpoint in checkpoint_dir
     logs: bool = False  # stdout and stderr to out/log-g<group>-p<pid>.txt
+    slow_first_compute: float = 0.0
 
 
 def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "127.0.0.2") -> Any:
@@ -293,10 +298,12 @@ LOOP_STEPS = 12
 LOOP_LAYOUT = Layout.cyclic(4, 2)
 
 
-def loop_worker(cfg: LoopConfig, progress: Any) -> None:
+def loop_worker(cfg: LoopConfig, progress: Any, pace: Any = None) -> None:
     """A user's own loop on :class:`~spare_fast.torch.SpareGroup` (the MLP task, SGD).
 
-    Reports ``(pid, step, phase)`` in its slot of ``progress`` (a test-only subclass hook) and
+    Each step pauses ``cfg.pause`` seconds, or ``pace.value`` when that shared value is larger
+    (:meth:`LoopRun.paced`). Reports ``(pid, step, phase)`` in its slot of ``progress`` (a
+    test-only subclass hook) and
     writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``
     (``error-g<group>-p<pid>.txt``, the error's type and message, when it fails). Its exit
     code is :func:`spare_fast.torch.exit_code` of the error (0 when none).
@@ -320,10 +327,15 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         os.dup2(log, 2)
 
     class Reporting(Observer):
+        computed = False
+
         def on_phase(self, group: int, epoch: int, step: int, phase: Phase, bucket: int) -> None:
             progress[base], progress[base + 1], progress[base + 2] = os.getpid(), step, int(phase)
             if phase is Phase.HEAL:
                 time.sleep(cfg.slow_heal)  # a large model's transfer
+            elif phase is Phase.COMPUTE and not self.computed:
+                self.computed = True
+                time.sleep(cfg.slow_first_compute)  # a large model's first step
 
     model = mlp.build_mlp()
     optim = mlp.make_sgd(model.parameters())
@@ -359,7 +371,7 @@ def loop_worker(cfg: LoopConfig, progress: Any) -> None:
         while group.step < cfg.steps:
             group.reduce(compute)
             optim.step()
-            time.sleep(cfg.pause)
+            time.sleep(max(cfg.pause, 0.0 if pace is None else pace.value))
             group.step_end()
         tag = f"g{cfg.group}-p{os.getpid()}"
         torch.save(model.state_dict(), os.path.join(cfg.out, f"final-{tag}.pt"))
@@ -467,6 +479,7 @@ class LoopRun:
             ]
         )
         self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
+        self.pace = self.ctx.Value("d", 0.0, lock=False)  # see paced()
         self.procs: list[tuple[int, Any]] = []
 
     def start(
@@ -475,11 +488,13 @@ class LoopRun:
         slow_heal: float = 0.0,
         resume: bool = False,
         stacks: Any = None,
+        slow_first_compute: float = 0.0,
         **options: Any,
     ) -> int:
         """Start a process for ``group`` (from the newest checkpoint if ``resume``); returns
-        its slot. ``stacks``: another layout for this process; ``options``: more keyword
-        arguments of its :class:`~spare_fast.torch.SpareGroup`."""
+        its slot. ``stacks``: another layout for this process; ``slow_heal`` and
+        ``slow_first_compute``: see :class:`LoopConfig`; ``options``: more keyword arguments
+        of its :class:`~spare_fast.torch.SpareGroup`."""
         slot = len(self.procs)
         cfg = LoopConfig(
             group,
@@ -497,11 +512,23 @@ class LoopRun:
             self.checkpoint_dir,
             resume,
             self.logs,
+            slow_first_compute,
         )
-        proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress))
+        proc = self.ctx.Process(target=loop_worker, args=(cfg, self.progress, self.pace))
         proc.start()
         self.procs.append((group, proc))
         return slot
+
+    @contextlib.contextmanager
+    def paced(self, seconds: float) -> Iterator[None]:
+        """Inside the block every worker's step lasts at least ``seconds`` (read at each step's
+        end). A replacement is admitted a few steps after it announces itself; slow steps
+        leave it that room before the run ends, however loaded the machine."""
+        self.pace.value = seconds
+        try:
+            yield
+        finally:
+            self.pace.value = 0.0
 
     def state(self, slot: int) -> tuple[int, int, Phase]:
         """``(pid, step, phase)`` the process in ``slot`` last reported."""
@@ -509,11 +536,17 @@ class LoopRun:
         return int(self.progress[b]), int(self.progress[b + 1]), Phase(self.progress[b + 2])
 
     def wait(self, until: Any, timeout: float = 60.0) -> None:
-        """Poll ``until()`` every millisecond; TimeoutError after ``timeout`` seconds."""
+        """Poll ``until()`` every millisecond; TimeoutError after ``timeout`` seconds, naming
+        what every slot last reported and how its process ended."""
         deadline = time.monotonic() + timeout
         while not until():
             if time.monotonic() > deadline:
-                raise TimeoutError(f"condition not met within {timeout} s")
+                seen = "; ".join(
+                    f"slot {i} (group {g}): step {self.state(i)[1]}, "
+                    f"{self.state(i)[2].name}, exit {proc.exitcode}"
+                    for i, (g, proc) in enumerate(self.procs)
+                )
+                raise TimeoutError(f"condition not met within {timeout} s: {seen}")
             time.sleep(0.001)
 
     def kill(self, slot: int) -> int:

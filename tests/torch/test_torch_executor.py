@@ -8,6 +8,7 @@ the workers' PIDs from a thread of the test process.
 
 from __future__ import annotations
 
+import functools
 import signal
 
 import numpy as np
@@ -46,8 +47,8 @@ REFERENCE = reference_params(SPEC, N_GROUPS)
 FAST = {"heartbeat_timeout": 1.0, "collective_timeout": 5.0, "bucket_numel": 64}
 
 
-def trainer(**kw: object) -> SpareTrainer:
-    return SpareTrainer(SPEC, LAYOUT, **{**FAST, **kw})  # type: ignore[arg-type]
+def trainer(spec: TrainSpec = SPEC, **kw: object) -> SpareTrainer:
+    return SpareTrainer(spec, LAYOUT, **{**FAST, **kw})  # type: ignore[arg-type]
 
 
 def run_with(*kills: str, **kw: object) -> RunResult:
@@ -122,7 +123,10 @@ def test_any_signal_is_a_failure_like_sigkill(sig: signal.Signals) -> None:
             if not self.sent and s is not None and s.step >= 2 and s.phase is Phase.COMPUTE:
                 self.send(s, sig)
 
-    tr = trainer()
+    # Shards that take 20 ms: a computing phase long enough for the watcher's poll to see it
+    # on a loaded machine (the data, and so the reference, are those of SPEC).
+    slow = functools.partial(mlp.paused_shard, 0.02)
+    tr = trainer(spec=TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow, STEPS, 2))
     with Once(tr) as once:
         result = tr.run()
     assert [x.signal for x in once.sent] == [sig]

@@ -37,13 +37,24 @@ def _result(run: LoopRun, slot: int) -> tuple[dict[str, torch.Tensor], dict]:
         return params, json.load(fh)
 
 
-def _kill_and_replace(run: LoopRun, slow_heal: float = 0.0) -> int:
+def _kill_and_replace(run: LoopRun, **slow: float) -> int:
     """Kill group 3 once it has committed step 2; start its replacement once the survivors
-    have masked it (committed step 4). Returns the replacement's slot."""
+    have masked it (committed step 4). Returns the replacement's slot once it is admitted.
+    ``slow``: the replacement's ``slow_heal`` or ``slow_first_compute`` (``LoopRun.start``).
+
+    Admission comes a few steps after the replacement announces itself; at the run's own
+    pace (50 ms steps) a slow start on a loaded machine could leave it none, so the steps
+    last 0.5 s until then.
+    """
     run.wait(lambda: run.state(3)[1] >= 2)
     run.kill(3)
     run.wait(lambda: min(run.state(s)[1] for s in range(3)) >= 4)
-    return run.start(3, slow_heal=slow_heal)
+    with run.paced(0.5):
+        new = run.start(3, **slow)
+        run.wait(lambda: run.state(new)[2] not in (Phase.STARTING, Phase.JOIN))
+    admitted = max(run.state(s)[1] for s in range(3))
+    assert admitted < STEPS - 1, f"admitted after step {admitted}: no steps left to test"
+    return new
 
 
 def _check(run: LoopRun, finished: list[int], reference: dict[str, torch.Tensor]) -> list[dict]:
@@ -100,8 +111,9 @@ def test_second_failure_right_after_a_rejoin(tmp_path, mlp_reference) -> None:
     with LoopRun(LAYOUT, STEPS, str(tmp_path), backend=backend) as run:
         for g in range(4):
             run.start(g)
-        new = _kill_and_replace(run)
-        # The replacement's first step of computing: kill a survivor there.
+        # The replacement's first step of computing, held 2 s (the survivors wait for it in the
+        # all-reduce) so that the poll sees it on a loaded machine: kill a survivor there.
+        new = _kill_and_replace(run, slow_first_compute=2.0)
         run.wait(lambda: run.state(new)[2] == Phase.COMPUTE)
         run.kill(1)
         events = _check(run, [0, 2, new], mlp_reference)

@@ -176,7 +176,10 @@ def max_b_matching(
     further per vertex (SPARe rows list their holders in group order, so plain first fit would
     crowd every row onto the low-numbered groups); where it leaves a large gap (random sparse
     graphs) a pressure greedy replaces it: left vertices in increasing degree order, each to the
-    neighbour with the most room per left vertex still waiting for it. Then one augmenting
+    neighbour with the most room per left vertex still waiting for it. After a close first fit,
+    each free left vertex first tries an augmenting path of length 3 through the left vertex
+    that last took a place at one of its neighbours (on SPARe graphs this places the few free
+    vertices without building the slot layout the searches need). Then one augmenting
     search per free left vertex: a BFS over alternating paths that stops at the first vertex
     with an entry at a right vertex with room. A failed search marks everything it reached dead
     for good (that set has no room and no later augmenting path enters it), so failures cost

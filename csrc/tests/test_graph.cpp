@@ -259,6 +259,19 @@ void test_b_matching_edge_cases() {
   CHECK(matching_size({indptr, indices, 1}, two, cap2) == 2);
 }
 
+// Rotated first fit gives left vertex 1 right vertex 1 (its rotated start), so left vertex 2,
+// whose only entry is right vertex 1, finds it full. The length-3 repair moves left vertex 1 on
+// to right vertex 2 and gives its place to left vertex 2, with no search. The forced-budget
+// solve, which skips the repair, must reach the same size by its searches.
+void test_b_matching_length_three_repair() {
+  const I32 indptr{0, 1, 3, 4};
+  const I32 indices{0, 2, 1, 1};
+  const I64 cap{1, 1, 2};
+  CHECK((sf::max_b_matching(span(indptr), span(indices), span(cap)) == I32{0, 2, 1}));
+  const I32 searched = sf::max_b_matching(span(indptr), span(indices), span(cap), 0);
+  CHECK(matching_size({indptr, indices, 3}, searched, cap) == 3);
+}
+
 // Slow reference: successive shortest paths one augmentation at a time with Bellman-Ford
 // on the residual graph of a super source/sink extension. Returns {feasible, cost}.
 std::pair<bool, std::int64_t> reference_min_cost(int n, const I32& tail, const I32& head,
@@ -526,6 +539,7 @@ int main() {
   test_b_matching_random();
   test_b_matching_large_vs_expanded();
   test_b_matching_edge_cases();
+  test_b_matching_length_three_repair();
   test_min_cost_flow_random();
   test_min_cost_flow_statuses();
   test_malformed_csr();

@@ -71,6 +71,7 @@ __attribute__((target("avx2"))) bool any_outside_avx2(const std::int32_t* p, std
                                                       std::uint32_t limit) {
   return any_outside_loop(p, n, limit);
 }
+#undef SPARE_FAST_ALWAYS_INLINE
 #endif
 
 bool any_outside(const std::int32_t* p, std::size_t n, std::uint32_t limit) {
@@ -325,8 +326,9 @@ struct SlotRight {
   }
 };
 
-// The b-matching's right side as first fit alone sees it: room[j] free places at j, no
-// record of who holds them (max_b_matching lays the slots out afterwards, from mate).
+// The b-matching's right side as first fit alone sees it: room[j] free places at j and the
+// left vertex that took a place there last, no full record of who holds them (max_b_matching
+// lays the slots out afterwards, from mate, if swap_in leaves a vertex free).
 template <class Count>
 struct RoomRight {
   std::vector<Count>& room;
@@ -344,7 +346,7 @@ struct RoomRight {
 // Augmenting paths of length 3, the ones RoomRight's records can show: free left vertex u
 // takes the place at one of its right vertices j of x = last[j], which moves to another of
 // its right vertices with room. Keeps in free_left the vertices it could not place. Scans at
-// most E + n_left entries in all (then stops, leaving the rest to the searches).
+// most E + (free vertices) entries in all, then stops, leaving the rest to the searches.
 //
 // After rotated first fit on a SPARe graph the few free vertices nearly always have such a
 // path (the random layout at 100,000 groups, r = 20, 30% failed: 5 free, all placed here),

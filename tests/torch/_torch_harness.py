@@ -303,10 +303,10 @@ def loop_worker(cfg: LoopConfig, progress: Any, pace: Any = None) -> None:
 
     Each step pauses ``cfg.pause`` seconds, or ``pace.value`` when that shared value is larger
     (:meth:`LoopRun.paced`). Reports ``(pid, step, phase)`` in its slot of ``progress`` (a
-    test-only subclass hook) and
-    writes ``final-g<group>-p<pid>.pt`` and ``events-g<group>-p<pid>.json`` to ``cfg.out``
-    (``error-g<group>-p<pid>.txt``, the error's type and message, when it fails). Its exit
-    code is :func:`spare_fast.torch.exit_code` of the error (0 when none).
+    test-only subclass hook) and writes ``final-g<group>-p<pid>.pt`` and
+    ``events-g<group>-p<pid>.json`` to ``cfg.out`` (``error-g<group>-p<pid>.txt``, the error's
+    type and message, when it fails). Its exit code is :func:`spare_fast.torch.exit_code` of
+    the error (0 when none).
     """
     import json
 
@@ -523,7 +523,7 @@ class LoopRun:
     def paced(self, seconds: float) -> Iterator[None]:
         """Inside the block every worker's step lasts at least ``seconds`` (read at each step's
         end). A replacement is admitted a few steps after it announces itself; slow steps
-        leave it that room before the run ends, however loaded the machine."""
+        leave it that room before the run ends, also on a loaded machine."""
         self.pace.value = seconds
         try:
             yield

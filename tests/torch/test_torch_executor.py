@@ -8,12 +8,12 @@ the workers' PIDs from a thread of the test process.
 
 from __future__ import annotations
 
-import functools
 import signal
 
 import numpy as np
 import pytest
 import torch
+from _torch_harness import slow_shard
 
 from spare_fast import Controller, Layout, Status
 from spare_fast.torch import (
@@ -123,10 +123,10 @@ def test_any_signal_is_a_failure_like_sigkill(sig: signal.Signals) -> None:
             if not self.sent and s is not None and s.step >= 2 and s.phase is Phase.COMPUTE:
                 self.send(s, sig)
 
-    # Shards that take 20 ms: a computing phase long enough for the watcher's poll to see it
-    # on a loaded machine (the data, and so the reference, are those of SPEC).
-    slow = functools.partial(mlp.paused_shard, 0.02)
-    tr = trainer(spec=TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow, STEPS, 2))
+    # The harness's 20 ms shards: a computing phase long enough for the watcher's poll to see
+    # it on a loaded machine (the data, and so the reference, are those of SPEC).
+    spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, slow_shard, STEPS, 2)
+    tr = trainer(spec=spec)
     with Once(tr) as once:
         result = tr.run()
     assert [x.signal for x in once.sent] == [sig]

@@ -3,12 +3,20 @@
 :class:`Bounds` is started by the group's membership when it connects and gathers:
 
 - the :class:`~spare_fast.torch._watchdog.Watchdog` that kills this process from outside when
-  it falls silent (stopped or hung) for the lighthouse's heartbeat timeout;
+  it falls silent (stopped or hung) for the lighthouse's heartbeat timeout, one per process
+  (:func:`~spare_fast.torch._watchdog.process_watchdog`);
 - liveness in the store: the guard thread adds one to ``alive/<replica id>`` (and to
-  ``alive/g<group>``) every heartbeat interval and reads the current members' counters, so
-  that a rendezvous of a new process group (:meth:`Bounds.guarded`) gives up on a member
-  that died after the quorum that named it within the heartbeat timeout, instead of waiting
-  out the collective timeout;
+  ``alive/g<group>``) every :func:`liveness_period`: two requests per member per period,
+  whatever the number of members;
+- a neighbour watch while a new process group is built (:meth:`Bounds.guarded`): each member
+  reads the liveness counters of the :data:`WATCHED` members after it on the ring of the new
+  membership and one shared counter of reports. A member whose counter stands still for the
+  heartbeat timeout, while its watcher demonstrably ran, is reported under
+  ``<prefix>/silent`` (its replica id appended, the counter ``<prefix>/silent/n`` advanced);
+  every member gives up on that rendezvous as soon as the counter moves, instead of waiting
+  out the collective timeout. The store sees ``2 + WATCHED + 1`` requests per member per
+  period during a rendezvous, O(N) in all; the lighthouse alone keeps every member's
+  heartbeat (it decides deaths and quorums);
 - a service guard: the same thread opens a TCP connection to the lighthouse and to the store
   every :data:`PROBE_SECONDS`. An operation on them that fails while either is unreachable
   waits until both answer again, then is retried (no loop of failing calls, no flood of
@@ -17,6 +25,13 @@
   ``SPARE_FAST_SERVICE_TIMEOUT`` seconds, else :data:`DEFAULT_SERVICE_TIMEOUT`), the process
   prints one line and exits with :data:`EXIT_SERVICE_LOST`; so it does at once when the store
   comes back empty (restarted in place: the run's memberships are gone with the old one).
+
+Why a ring of watchers and not every member reading every counter: N members reading N
+counters each period is N² requests a period on the one store (a TCPStore serves some tens of
+thousands of requests a second, so that saturates near a hundred members). With
+:data:`WATCHED` watchers per member a death is still seen by every member within one heartbeat
+timeout and a store round trip, unless all of a member's watchers die with it in the same
+rendezvous; the rendezvous then ends at the collective timeout, as it did before any watch.
 """
 
 from __future__ import annotations
@@ -33,14 +48,17 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from spare_fast.torch._joins import N_GROUPS_KEY
-from spare_fast.torch._watchdog import Watchdog, heartbeat_timeout
+from spare_fast.torch._watchdog import heartbeat_timeout, process_watchdog
 
 __all__ = [
     "DEFAULT_SERVICE_TIMEOUT",
     "EXIT_SERVICE_LOST",
     "SERVICE_KEY",
+    "WATCHED",
     "Bounds",
+    "liveness_period",
     "publish_service_timeout",
+    "ring_watch",
 ]
 
 #: Exit code of a group process that lost the lighthouse or the store for the whole bound.
@@ -51,8 +69,26 @@ DEFAULT_SERVICE_TIMEOUT = 30.0
 SERVICE_KEY = "run/service_timeout_ms"
 #: Seconds between two probes of the services (and between retries while they are down).
 PROBE_SECONDS = 0.5
+#: Members after this one on the ring whose liveness it watches during a rendezvous.
+WATCHED = 2
 
 T = TypeVar("T")
+
+
+def liveness_period(heartbeat_timeout: float) -> float:
+    """Seconds between two beats of a process's liveness counters: an eighth of the
+    heartbeat timeout, within [0.01, 1] s (a counter moves about eight times per timeout)."""
+    return min(max(float(heartbeat_timeout) / 8.0, 0.01), 1.0)
+
+
+def ring_watch(members: list[int], me: int, k: int = WATCHED) -> list[int]:
+    """The ``k`` members after ``me`` on the ring of the sorted ``members`` (fewer when there
+    are not that many others)."""
+    ring = sorted(set(members))
+    if me not in ring:
+        return []
+    i = ring.index(me)
+    return [ring[(i + j) % len(ring)] for j in range(1, min(k, len(ring) - 1) + 1)]
 
 
 def publish_service_timeout(store: Any, seconds: float) -> None:
@@ -110,10 +146,7 @@ class Bounds:
         self.replica_id = replica_id
         self.replicas = replicas
         self.claimed = claimed
-        self.interval = max(min(float(heartbeat_interval), 0.25), 0.01)
         self.store_addr = store_addr
-        # replica id -> (its liveness counter, when it last moved), for the current members
-        self.seen: dict[str, tuple[int, float]] = {}
         url = urlparse(lighthouse_addr)
         self.services = {
             f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
@@ -121,7 +154,16 @@ class Bounds:
         }
         self.heartbeat_timeout = heartbeat_timeout(store)
         self.service_timeout = _service_timeout(store)
-        self.watchdog = Watchdog(self.group, self.heartbeat_timeout, heartbeat_interval)
+        self.interval = liveness_period(self.heartbeat_timeout)
+        self.watchdog = process_watchdog(self.group, self.heartbeat_timeout, heartbeat_interval)
+        # The rendezvous being watched: its report key, the watched members (replica id ->
+        # (its counter, when it last moved or the watch began)) and the reports seen.
+        self._lock = threading.Lock()
+        self._watch_key: str | None = None
+        self._watched: dict[str, tuple[int, float]] = {}
+        self._reports = 0
+        self._reported: set[str] = set()
+        self._silent: set[str] = set()
         self.lost: str | None = None  # the first service found unreachable, while it is
         self.lost_since = 0.0
         self.started = time.monotonic()
@@ -135,42 +177,70 @@ class Bounds:
                 return name
         return None
 
-    def _beat(self, store: Any) -> bool:
+    def _beat(self, store: Any, late: float) -> bool:
+        """One period: this process's counters, then, during a rendezvous, its watched
+        members' counters and the rendezvous's report counter. ``late``: how far the guard's
+        own wake-up overshot (a watcher that was not scheduled blames nobody for it)."""
         now = time.monotonic()
         try:
             if self.claimed():  # the group's: a second process sees it
                 store.add(f"alive/g{self.group}", 1)
             store.add(f"alive/{self.replica_id}", 1)
-            for replica in list(self.replicas().values()):
-                count = int(store.add(f"alive/{replica}", 0))
-                if self.seen.get(replica, (None, 0.0))[0] != count:
-                    self.seen[replica] = (count, now)
+            with self._lock:
+                key, watched = self._watch_key, dict(self._watched)
+            if key is None:
+                return True
+            for replica, (count, since) in watched.items():
+                now_count = int(store.add(f"alive/{replica}", 0))
+                if now_count != count or late > 0.5 * self.interval:
+                    watched[replica] = (now_count, now)
+                elif now - since > self.heartbeat_timeout and replica not in self._reported:
+                    self._reported.add(replica)
+                    store.append(f"{key}/silent", f"{replica}\n")
+                    store.add(f"{key}/silent/n", 1)
+            reports = int(store.add(f"{key}/silent/n", 0))
+            silent: set[str] = set()
+            if reports:
+                silent = {r for r in store.get(f"{key}/silent").decode().split() if r}
+            with self._lock:
+                if self._watch_key == key:
+                    self._watched.update(watched)
+                    self._reports, self._silent = reports, silent
         except RuntimeError:  # the store is unreachable: the probe says for how long
             return False
         return True
 
     def silent(self, replicas: dict[int, str]) -> list[int]:
-        """The groups of ``replicas`` (group -> replica id) whose process's liveness counter
-        has not moved for the heartbeat timeout (one not watched yet is not silent)."""
-        now = time.monotonic()
-        return [
-            g
-            for g, r in sorted(replicas.items())
-            if g != self.group and now - self.seen.get(r, (0, now))[1] > self.heartbeat_timeout
-        ]
+        """The groups of ``replicas`` (group -> replica id) reported silent in the rendezvous
+        being watched: a watcher saw its liveness counter stand still for the heartbeat
+        timeout."""
+        with self._lock:
+            silent = set(self._silent)
+        return [g for g, r in sorted(replicas.items()) if g != self.group and r in silent]
 
-    def guarded(self, op: Callable[[Any], T], members: dict[int, str]) -> T:
+    def guarded(self, op: Callable[[Any], T], members: dict[int, str], key: str = "") -> T:
         """``op(store)`` (a rendezvous of ``members``, group -> replica id, through ``store``,
         a client of the run's store of its own) in a thread of its own; RuntimeError as soon
-        as a member falls silent for the heartbeat timeout (``op`` then ends by itself at its
-        own timeout, its result unused, without holding the process's own store client
-        meanwhile)."""
+        as a member is reported silent for the heartbeat timeout (``op`` then ends by itself
+        at its own timeout, its result unused, without holding the process's own store client
+        meanwhile). ``key``: a name unique to this rendezvous (the new process group's
+        prefix), under which the watchers report; by default one made of the members."""
         import torch.distributed as dist
 
         done = threading.Event()
         out: list[Any] = []
         host, port = self.store_addr
         store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        if not key:
+            key = "rdzv/" + ",".join(f"{g}={r}" for g, r in sorted(members.items()))
+        now = time.monotonic()
+        with self._lock:
+            self._watch_key = f"{key}/watch"
+            self._watched = {
+                members[g]: (-1, now) for g in ring_watch(list(members), self.group)
+            }
+            self._reports, self._silent = 0, set()
+            self._reported = set()
 
         def run() -> None:
             try:
@@ -180,10 +250,15 @@ class Bounds:
             done.set()
 
         threading.Thread(target=run, name="spare-rendezvous", daemon=True).start()
-        while not done.wait(self.interval):
-            silent = self.silent(members)
-            if silent:
-                raise RuntimeError(f"groups {silent} fell silent during the rendezvous")
+        try:
+            while not done.wait(self.interval):
+                silent = self.silent(members)
+                if silent:
+                    raise RuntimeError(f"groups {silent} fell silent during the rendezvous")
+        finally:
+            with self._lock:
+                self._watch_key, self._watched = None, {}
+                self._reports, self._silent = 0, set()
         ok, value = out[0]
         if not ok:
             raise value
@@ -193,8 +268,9 @@ class Bounds:
         import torch.distributed as dist
 
         store: Any = None
-        next_probe = time.monotonic()
+        next_probe = woke = time.monotonic()
         while not self._stop.wait(self.interval):
+            late, woke = time.monotonic() - woke - self.interval, time.monotonic()
             if store is None and self.lost is None and self._probe() is None:
                 try:
                     host, port = self.store_addr
@@ -202,7 +278,7 @@ class Bounds:
                     store = dist.TCPStore(host, port, is_master=False, timeout=wait)
                 except RuntimeError:
                     store = None
-            if store is not None and not self._beat(store):
+            if store is not None and not self._beat(store, late):
                 store = None
             now = time.monotonic()
             if now < next_probe:

@@ -8,7 +8,7 @@ The call history since the epoch began travels with a heal, so a replacement rep
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -46,6 +46,14 @@ class Decider:
     def assignment(self) -> np.ndarray:
         """Which group computes each type under the current decision."""
         return np.asarray(self.ctl.assignment, dtype=np.int64)
+
+    def uncovered(self, groups: Collection[int]) -> list[int]:
+        """The shard types that none of ``groups`` holds at any layer (empty when the groups
+        cover the layout)."""
+        held = np.zeros(self.layout.n_types, dtype=bool)
+        stacks = np.asarray(self.layout.stacks)
+        held[stacks[np.asarray(sorted(groups), dtype=np.int64)].ravel()] = True
+        return [int(t) for t in np.flatnonzero(~held)]
 
     def fail(
         self, dead: list[int], quorum_id: int, t0: float, cur: StepState | None, step: int

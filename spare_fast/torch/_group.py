@@ -124,6 +124,17 @@ class SpareGroup:
         type travels in a slot of its own. Off by default: the groups' partial sums are then
         added in the all-reduce's own order, equal to the ordered sum within rounding. Every
         group of a run must set the same value (it is part of the run identity).
+    join_timeout : float or timedelta, optional
+        How long the run's formation waits for every group (half of ``quorum_timeout`` by
+        default). Past it, the groups present form the run without the others when they are
+        at least ``min_groups`` and hold every shard type between them; the missing groups
+        count as failed at step 0 (the controller decides before the first step) and rejoin
+        through admission when their processes arrive. Every group should set the same
+        value.
+    min_groups : int, optional
+        The fewest groups that form the run without the others (the role of torchft's
+        ``min_replicas``): a majority, ``N // 2 + 1``, by default, and never fewer, so that
+        two disjoint sets of groups can never both form it.
 
     Raises
     ------
@@ -186,11 +197,13 @@ class SpareGroup:
         key_file: str | None = None,
         ledger: str | None = None,
         ordered_sum: bool = False,
+        join_timeout: timedelta | float | None = None,
+        min_groups: int | None = None,
     ) -> None:
         settings = resolve(
             model, optimizer, layout, steps, group, lighthouse, store, backend,
             checkpoint_every, bucket_numel, (heartbeat_interval, quorum_timeout, quorum_poll),
-            ordered_sum,
+            ordered_sum, (join_timeout, min_groups),
         )  # fmt: skip
         me = settings.group
         self.model = model

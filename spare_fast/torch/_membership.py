@@ -29,14 +29,14 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import timedelta
 from typing import Any
 
 import torch.distributed as dist
 
 from spare_fast.torch._auth import RunKey, read_json
-from spare_fast.torch._bounds import Bounds
+from spare_fast.torch._bounds import Bounds, liveness_period
 from spare_fast.torch._errors import AuthenticationError, Excluded, RunFinished, Unneeded
 from spare_fast.torch._gate import Gate, data_of, valid_ids, valid_view
 from spare_fast.torch._identity import compare
@@ -115,8 +115,8 @@ class Membership:
         host, port = self.store_addr
         self.store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
         # Three beats of a live process (see Bounds), watched while this process goes on.
-        beat = max(min(self.heartbeat_interval.total_seconds(), 0.25), 0.01)
-        watch = min(heartbeat_timeout(self.store), 3 * beat)
+        timeout = heartbeat_timeout(self.store)
+        watch = min(timeout, 3 * liveness_period(timeout))
         self.claim = Claim(self.store, self.store_addr, self.me, self.n_groups, watch)
         self.lighthouse = LighthouseClient(
             addr=self.lighthouse_addr, connect_timeout=timedelta(seconds=10)
@@ -290,28 +290,47 @@ class Membership:
         # (this process then asks to be admitted, and the members judge its data).
         return bool(self.store.check([key]))
 
-    def form(self) -> tuple[Any, dict[int, dict[str, Any]]]:
-        """Start of an epoch: agree a quorum of every group's current process.
+    def form(
+        self, uncovered: Callable[[Collection[int]], list[int]] | None = None
+    ) -> tuple[Any, dict[int, dict[str, Any]]]:
+        """Start of an epoch: agree a quorum of the groups' current processes.
+
+        The run forms with every group, or, once the join timeout has passed, with the
+        groups present when they are at least the settings' ``least_groups`` and
+        ``uncovered(groups)`` (the shard types no group of ``groups`` holds) is empty. The
+        missing groups then count as failed at step 0 and rejoin through admission.
+
+        Every participant of one lighthouse quorum takes the same decision on it: the
+        quorum's groups, its creation time at the lighthouse and the formation's start
+        (the creation time of the first quorum any process of the epoch received, recorded
+        once in the store) are the same for all of them. So either all of them form the run
+        with that quorum, or none does.
 
         Returns the quorum and its participants by group; publishes the formation.
         """
         n = self.n_groups
         everyone = tuple(range(n))
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
+        join_after = self.settings.join_seconds
+        least = self.settings.least_groups
+        start: float | None = None
         while True:
             quorum = self.quorum(shrink_only=False)
             checked = (self.gate.participant(m, self.store) for m in quorum.participants)
             data = [d for d in checked if d is not None]
             groups = tuple(sorted(int(d["group"]) for d in data))
-            if groups == everyone and {int(d["epoch"]) for d in data} == {self.epoch}:
+            same_epoch = {int(d["epoch"]) for d in data} == {self.epoch}
+            if start is None:
+                start = self._form_start(quorum)
+            if groups == everyone and same_epoch:
+                break
+            distinct = len(set(groups)) == len(groups)
+            late = _created(quorum) - start >= join_after
+            enough = same_epoch and distinct and len(groups) >= least
+            if late and enough and not (uncovered and uncovered(groups)):
                 break
             if time.monotonic() > deadline:
-                missing = sorted(set(everyone) - set(groups))
-                raise TimeoutError(
-                    f"epoch {self.epoch}: no quorum of all {n} groups within "
-                    f"{self.quorum_timeout.total_seconds()} s: group(s) {missing} never "
-                    f"joined (last quorum: groups {groups})"
-                )
+                raise TimeoutError(self._formation_failed(groups, uncovered, least))
             # The lighthouse answers a partial quorum at once while the others start up: do
             # not spin on it.
             time.sleep(0.01)
@@ -324,6 +343,42 @@ class Membership:
         self.write(f"e{self.epoch}/ranks", self.n_ranks)
         self.write(f"e{self.epoch}/formed", sorted(d["replica_id"] for d in data))
         return quorum, valid
+
+    def _form_start(self, quorum: Any) -> float:
+        """The epoch's formation start (lighthouse time, seconds): the first quorum's
+        creation time recorded by whichever process got one first. A recorded value that
+        does not verify with the run key means no start: the run then forms with every group
+        only (so every process still decides alike)."""
+        key = f"e{self.epoch}/form_start"
+        mine = self.auth.wrap(key, json.dumps(_created(quorum)))
+        held = self.store.compare_set(key, "", mine)
+        value = self.auth.unwrap(key, held)
+        try:
+            return float(json.loads(value or ""))
+        except (TypeError, ValueError):
+            return float("inf")
+
+    def _formation_failed(
+        self,
+        groups: tuple[int, ...],
+        uncovered: Callable[[Collection[int]], list[int]] | None,
+        least: int,
+    ) -> str:
+        n = self.n_groups
+        missing = sorted(set(range(n)) - set(groups))
+        twice = sorted({g for g in groups if groups.count(g) > 1})
+        why = f"group(s) {missing} never joined" if missing else "no group was missing"
+        if twice:
+            why += f"; group(s) {twice} joined from two processes each"
+        lacking = uncovered(sorted(set(groups))) if uncovered else []
+        if lacking:
+            why += f"; without them shard type(s) {lacking[:20]} have no holder"
+        elif len(set(groups)) < least:
+            why += f"; {len(set(groups))} present, the run needs at least {least}"
+        return (
+            f"epoch {self.epoch}: no quorum of the {n} groups within "
+            f"{self.quorum_timeout.total_seconds()} s: {why} (last quorum: groups {groups})"
+        )
 
     def wait_admission(self) -> list[int]:
         """A replacement: announce itself until the survivors admit it at a step boundary.
@@ -387,3 +442,9 @@ class Membership:
         """Leave the membership (before a restart's next epoch)."""
         self.members = ()
         self.replicas = {}
+
+
+def _created(quorum: Any) -> float:
+    """A quorum's creation time at the lighthouse, in seconds."""
+    created = quorum.created
+    return float(created.seconds) + float(created.nanos) * 1e-9

@@ -14,7 +14,7 @@ failed, all K ranks recover together. With K = 1 every method here is the plain 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -209,12 +209,14 @@ class GroupMembership(Membership):
             return super().quorum(shrink_only)
         return self._shared(lambda: plain(super(GroupMembership, self).quorum(shrink_only)))
 
-    def form(self) -> tuple[Any, dict[int, dict[str, Any]]]:
+    def form(
+        self, uncovered: Callable[[Collection[int]], list[int]] | None = None
+    ) -> tuple[Any, dict[int, dict[str, Any]]]:
         if self.ranks.size == 1:
-            return super().form()
+            return super().form(uncovered)
 
         def formed() -> tuple[Any, dict[int, dict[str, Any]]]:
-            quorum, valid = super(GroupMembership, self).form()
+            quorum, valid = super(GroupMembership, self).form(uncovered)
             return plain(quorum), valid
 
         return self._shared(formed)

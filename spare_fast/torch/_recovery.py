@@ -63,12 +63,21 @@ class Recovery:
             g.stepper.save_checkpoint()
 
     def join_all(self) -> None:
-        """Start of an epoch: agree a quorum of every group's current process."""
+        """Start of an epoch: agree a quorum of the groups' current processes (every group,
+        or after the join timeout the groups present, when they hold every shard type: the
+        missing then count as failed at step 0, decided before the first step)."""
         self.g._report(Phase.JOIN)
         self.g.membership.identity = of_group(self.g, full=True)
-        quorum, valid = self.g.membership.form()
+        t0 = time.perf_counter()
+        quorum, valid = self.g.membership.form(self.g.decider.uncovered)
+        missing = sorted(set(range(self.g.layout.n_groups)) - set(valid))
         try:
-            self.adopt(quorum, valid)
+            needs = self.g.membership.adopt(quorum, valid)
+            if missing:
+                self.fail(missing, quorum.quorum_id, t0, None)
+                self.g._write({"kind": "absent", "groups": missing, "step": self.g.committed})
+            self.build_pg()
+            self.heal(needs)
         except RuntimeError:
             # A member died before its rendezvous: the first all-reduce fails and the usual
             # recovery masks it.
@@ -100,7 +109,7 @@ class Recovery:
             self.g.ranks.together(lambda: build(m.store))
         else:  # a member that died after the quorum must not hold the others for long
             bounds = m.bounds
-            self.g.ranks.together(lambda: bounds.guarded(build, dict(m.replicas)))
+            self.g.ranks.together(lambda: bounds.guarded(build, dict(m.replicas), m.prefix))
 
     def adopt(self, quorum: Any, valid: dict[int, dict[str, Any]]) -> None:
         needs = self.g.membership.adopt(quorum, valid)

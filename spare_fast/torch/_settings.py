@@ -14,7 +14,15 @@ import torch
 from spare_fast.layout import Layout
 from spare_fast.torch._types import as_timedelta
 
-__all__ = ["MemberSettings", "check_bucket", "check_layout", "env", "host_port", "resolve"]
+__all__ = [
+    "MemberSettings",
+    "check_bucket",
+    "check_formation",
+    "check_layout",
+    "env",
+    "host_port",
+    "resolve",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +42,12 @@ class MemberSettings:
         Host and port of the run's ``TCPStore``.
     heartbeat_interval, quorum_timeout, quorum_poll : timedelta
         Heartbeat period; longest wait for one quorum; how long one quorum request waits.
+    join_timeout : timedelta or None
+        How long the run's formation waits for every group before the groups present form
+        it without the others (None: half the quorum timeout).
+    min_groups : int or None
+        The fewest groups that may form the run without the others (None: a majority,
+        ``n_groups // 2 + 1``).
     """
 
     group: int
@@ -43,6 +57,41 @@ class MemberSettings:
     heartbeat_interval: timedelta
     quorum_timeout: timedelta
     quorum_poll: timedelta
+    join_timeout: timedelta | None = None
+    min_groups: int | None = None
+
+    @property
+    def join_seconds(self) -> float:
+        """:attr:`join_timeout` in seconds (its default resolved, at most the quorum
+        timeout)."""
+        quorum = self.quorum_timeout.total_seconds()
+        if self.join_timeout is None:
+            return quorum / 2
+        return min(self.join_timeout.total_seconds(), quorum)
+
+    @property
+    def least_groups(self) -> int:
+        """:attr:`min_groups` with its default resolved."""
+        return self.n_groups // 2 + 1 if self.min_groups is None else int(self.min_groups)
+
+
+def check_formation(n_groups: int, join_timeout: Any, min_groups: Any) -> tuple[timedelta | None, int | None]:
+    """``(join_timeout, min_groups)`` checked; ValueError naming the bad one.
+
+    ``min_groups`` must be a majority of the groups (more than ``n_groups / 2``) and at most
+    ``n_groups``: two disjoint sets of groups can then never both form the run.
+    """
+    join = None if join_timeout is None else as_timedelta(join_timeout, "join_timeout")
+    if min_groups is None:
+        return join, None
+    if isinstance(min_groups, bool) or not isinstance(min_groups, int):
+        raise TypeError(f"min_groups = {min_groups!r} is not an int")
+    if not n_groups // 2 + 1 <= min_groups <= n_groups:
+        raise ValueError(
+            f"min_groups = {min_groups} is not in [{n_groups // 2 + 1}, {n_groups}]: a run "
+            f"of {n_groups} groups forms with a majority of them at least"
+        )
+    return join, int(min_groups)
 
 
 def check_layout(layout: Any, who: str) -> None:
@@ -90,10 +139,12 @@ def resolve(
     bucket_numel: int | None,
     timings: tuple[Any, Any, Any],
     ordered_sum: Any,
+    formation: tuple[Any, Any] = (None, None),
 ) -> MemberSettings:
     """Check the arguments; returns the membership's settings (the group, the lighthouse, the
     store's host and port; ``timings``: the heartbeat interval, the quorum timeout and the
-    quorum poll, as seconds or timedeltas).
+    quorum poll, as seconds or timedeltas; ``formation``: the join timeout and the fewest
+    groups that form the run without the others).
 
     Raises
     ------
@@ -136,4 +187,7 @@ def resolve(
         raise TypeError(f"ordered_sum = {ordered_sum!r} is not a bool")
     names = ("heartbeat_interval", "quorum_timeout", "quorum_poll")
     beat, quorum, poll = (as_timedelta(t, name) for t, name in zip(timings, names, strict=True))
-    return MemberSettings(int(group), layout.n_groups, lighthouse, store_addr, beat, quorum, poll)
+    join, least = check_formation(layout.n_groups, *formation)
+    return MemberSettings(
+        int(group), layout.n_groups, lighthouse, store_addr, beat, quorum, poll, join, least
+    )

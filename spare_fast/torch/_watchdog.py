@@ -5,16 +5,32 @@ interpreter) keeps its sockets open: the survivors' collective would wait for it
 collective timeout, and under ``torchrun`` its agent would wait for ever. Each group process
 therefore starts a watchdog: a tiny separate Python process (standard library only, no torch)
 that the group process beats through a pipe from a thread of its own every
-``heartbeat_interval``. When no beat arrives for ``timeout`` seconds (the lighthouse's heartbeat
-timeout: the same silence after which the lighthouse counts the process dead) the watchdog
-prints one line and sends ``SIGKILL``. The frozen process then fails like a killed one: its
-sockets close, the survivors' collective fails at once, and its ``torchrun`` sees the worker
-end. The watchdog ends with its process (the pipe closes) and dies with it
-(``PR_SET_PDEATHSIG``).
+``heartbeat_interval``. The frozen process then fails like a killed one: its sockets close,
+the survivors' collective fails at once, and its ``torchrun`` sees the worker end. The
+watchdog ends with its process (the pipe closes) and dies with it (``PR_SET_PDEATHSIG``).
+
+**Starvation is not a hang.** On a host with more runnable threads than CPUs (a hundred
+processes importing torch on two cores) a healthy process's beat can come late. The watchdog
+therefore counts silence only while it is unexplained (:class:`Silence`), as the Linux
+soft-lockup and hung-task detectors do:
+
+- a period in which the watchdog itself was not scheduled (its sleep overshot) counts only
+  for the time it was awake to see;
+- a period in which the watched process made CPU progress or had a runnable thread while the
+  host's run queue was longer than its CPUs counts nothing: the process is starved, not hung;
+- a stopped process (``SIGSTOP``, a tracer) and a process that neither ran nor waited for a
+  CPU (a deadlock) count in full.
+
+The process is killed once the unexplained silence reaches ``timeout`` (a stopped or
+deadlocked process within the timeout plus one check period, :func:`check_period`), or once
+the whole silence reaches :data:`STARVED_LIMIT` times ``timeout`` whatever explains it. It
+prints one line and sends ``SIGKILL``.
 
 The heartbeat timeout reaches the group processes through the run's store (key
 :data:`HEARTBEAT_KEY`, written by whoever serves the lighthouse: ``spare-fast lighthouse``,
 :class:`~spare_fast.torch.SpareTrainer`); without it the lighthouse command's default applies.
+A process that holds several memberships (the control-plane benchmark) has one watchdog
+(:func:`process_watchdog`).
 
 Run as a script (``python -I _watchdog.py FD PID TIMEOUT GROUP``) it is the watchdog itself.
 """
@@ -30,12 +46,29 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["HEARTBEAT_KEY", "Watchdog", "heartbeat_timeout", "publish_heartbeat_timeout"]
+__all__ = [
+    "HEARTBEAT_KEY",
+    "STARVED_LIMIT",
+    "Silence",
+    "Watchdog",
+    "check_period",
+    "heartbeat_timeout",
+    "process_watchdog",
+    "publish_heartbeat_timeout",
+]
 
 #: Store key holding the lighthouse's heartbeat timeout in milliseconds.
 HEARTBEAT_KEY = "run/heartbeat_timeout_ms"
 #: The heartbeat timeout assumed when the store does not say (``spare-fast lighthouse``'s).
 DEFAULT_TIMEOUT = 2.0
+#: A silent process that the host keeps starving is killed after this many timeouts anyway.
+STARVED_LIMIT = 10.0
+
+
+def check_period(timeout: float) -> float:
+    """Seconds between two checks of a silent process: an eighth of the timeout, within
+    [0.01, 0.25] s."""
+    return min(max(float(timeout) / 8.0, 0.01), 0.25)
 
 
 def publish_heartbeat_timeout(store: Any, seconds: float) -> None:
@@ -116,6 +149,116 @@ class Watchdog:
             self.proc.wait()
 
 
+class _Lease:
+    """One membership's hold on its process's watchdog (:func:`process_watchdog`)."""
+
+    def __init__(self, dog: Watchdog) -> None:
+        self.dog = dog
+        self.timeout = dog.timeout
+        self._held = True
+
+    def close(self) -> None:
+        """Let go; the last holder of the process's watchdog ends it."""
+        with _shared_lock:
+            if not self._held:
+                return
+            self._held = False
+            entry = _shared.get(os.getpid())
+            if entry is None or entry[0] is not self.dog:
+                return
+            if entry[1] > 1:
+                _shared[os.getpid()] = (entry[0], entry[1] - 1)
+                return
+            del _shared[os.getpid()]
+        self.dog.close()
+
+
+_shared: dict[int, tuple[Watchdog, int]] = {}
+_shared_lock = threading.Lock()
+
+
+def process_watchdog(group: int, timeout: float, interval: float) -> _Lease:
+    """This process's watchdog, started by the first caller and ended by the last
+    :meth:`~_Lease.close`: one watchdog per process, however many memberships it holds (a
+    watchdog kills the whole process, so one is all a process can use)."""
+    with _shared_lock:
+        entry = _shared.get(os.getpid())
+        if entry is None:
+            entry = (Watchdog(group, timeout, interval), 0)
+        _shared[os.getpid()] = (entry[0], entry[1] + 1)
+        return _Lease(entry[0])
+
+
+class Silence:
+    """How much of a process's silence is unexplained (see the module's notes).
+
+    Parameters
+    ----------
+    timeout : float
+        Unexplained seconds after which the process is to be killed.
+    period : float
+        Seconds the watchdog means to sleep between two checks.
+    limit : float
+        Seconds of silence, explained or not, after which it is killed anyway.
+    """
+
+    def __init__(self, timeout: float, period: float, limit: float) -> None:
+        self.timeout, self.period, self.limit = float(timeout), float(period), float(limit)
+        self.unexplained = 0.0
+        self.total = 0.0
+
+    def beat(self) -> None:
+        """A beat arrived: no silence."""
+        self.unexplained = self.total = 0.0
+
+    def check(self, slept: float, stopped: bool, ran: bool, host_busy: bool) -> bool:
+        """Account one check; returns whether the process is to be killed.
+
+        Args:
+            slept: Seconds since the previous check (more than :attr:`period` when the
+                watchdog itself was not scheduled in time).
+            stopped: The process is stopped (``SIGSTOP``, a tracer).
+            ran: The process used CPU since the previous check, or has a runnable thread.
+            host_busy: The host has more runnable threads than CPUs.
+        """
+        self.total += slept
+        seen = min(slept, self.period)  # a late watchdog saw only its own period
+        if stopped or not (ran and host_busy):
+            self.unexplained += seen
+        return self.unexplained >= self.timeout or self.total >= self.limit
+
+
+def _sample(pid: int) -> tuple[bool, int, bool]:
+    """(stopped, CPU ticks used, a thread runnable) of ``pid`` from /proc (False, 0, False
+    where /proc cannot tell)."""
+    stopped, ticks, runnable = False, 0, False
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return stopped, ticks, runnable
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        state = fields[0]
+        stopped = stopped or state in (b"T", b"t")
+        runnable = runnable or state == b"R"
+        ticks += int(fields[11]) + int(fields[12])  # utime + stime
+    return stopped, ticks, runnable
+
+
+def _host_busy() -> bool:
+    """Whether more threads are runnable than the host has CPUs (/proc/loadavg)."""
+    try:
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return running > (os.cpu_count() or 1)
+
+
 def _die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):
         import ctypes
@@ -128,22 +271,32 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _watch(fd: int, pid: int, timeout: float, group: int) -> int:
-    """The watchdog's loop: exit when ``pid`` closes the pipe, kill it after silence."""
+    """The watchdog's loop: exit when ``pid`` closes the pipe, kill it after a silence that
+    starvation does not explain (:class:`Silence`)."""
     _die_with_parent(pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is for the worker, not for us
-    last = time.monotonic()
+    period = check_period(timeout)
+    silence = Silence(timeout, period, STARVED_LIMIT * timeout)
+    checked = time.monotonic()
+    ticks = _sample(pid)[1]
     while True:
-        left = last + timeout - time.monotonic()
-        if left > 0:
-            ready, _, _ = select.select([fd], [], [], left)
-            if ready:
-                if not os.read(fd, 4096):
-                    return 0  # the process ended or closed the pipe: nothing to watch
-                last = time.monotonic()
+        ready, _, _ = select.select([fd], [], [], period)
+        now = time.monotonic()
+        if ready:
+            if not os.read(fd, 4096):
+                return 0  # the process ended or closed the pipe: nothing to watch
+            silence.beat()
+            checked, ticks = now, _sample(pid)[1]
             continue
+        stopped, now_ticks, runnable = _sample(pid)
+        ran = runnable or now_ticks > ticks
+        slept, checked, ticks = now - checked, now, now_ticks
+        if not silence.check(slept, stopped, ran, _host_busy()):
+            continue
+        why = "stopped" if stopped else "hung" if silence.unexplained >= timeout else "starved"
         print(
-            f"spare_fast watchdog: group {group} process {pid} silent for {timeout:.2f} s "
-            "(stopped or hung): killing it",
+            f"spare_fast watchdog: group {group} process {pid} silent for "
+            f"{silence.total:.2f} s ({why}): killing it",
             file=sys.stderr,
             flush=True,
         )

@@ -43,9 +43,18 @@ import torch
 
 from spare_fast.torch._types import TrainSpec, type_seed
 from spare_fast.torch.testing import mlp, tiny
-from spare_fast.torch.testing.faults import LegacyPlan, PlannedFaults, SignalSent, Watcher
-from spare_fast.torch.testing.faults import SpuriousErrors as Injector
+from spare_fast.torch.testing.faults import (
+    LegacyPlan,
+    PlannedFaults,
+    SignalSent,
+    SpuriousErrors,
+    Watcher,
+)
 from spare_fast.torch.testing.plans import Fault, Kill, Stall, parse_kill
+
+#: The fault-injecting collective backend, :class:`~spare_fast.torch.testing.faults.SpuriousErrors`:
+#: given as ``backend=`` and in ``observers=``, it reports chosen completed all-reduces as failed.
+Injector = SpuriousErrors
 
 __all__ = [
     "Fault",

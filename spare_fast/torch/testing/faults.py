@@ -2,11 +2,11 @@
 
 What tests, benchmarks and the examples use directly, and what
 :meth:`~spare_fast.torch.SpareTrainer.run`'s deprecated ``kills=`` and ``faults=`` arguments
-execute (:class:`LegacyPlan`). Nothing here is part of a production
-run: the workers only report where they are (see :meth:`SpareTrainer.workers`), and the
-classes below read those reports from a thread of the launcher's process and send real
-signals to the workers' PIDs, exactly as an operator's ``kill -9 PID``, the OOM killer or a
-preemption would. :class:`SpuriousErrors` wraps the collective backend instead (as torchft's
+execute (:class:`LegacyPlan`). Nothing here is part of a production run: the workers only
+report where they are (see :meth:`~spare_fast.torch.SpareTrainer.workers`), and the classes
+below read those reports from a thread of the launcher's process and send real signals to the
+workers' PIDs, exactly as an operator's ``kill -9 PID``, the OOM killer or a preemption
+would. :class:`SpuriousErrors` wraps the collective backend instead (as torchft's
 fault-injecting process group does): given as ``backend=`` and ``observers=`` it reports
 chosen completed all-reduces as failed.
 """

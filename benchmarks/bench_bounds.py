@@ -29,7 +29,8 @@ import torch
 from _torch_harness import LoopRun, max_rel_diff, reference_params
 
 from spare_fast import Layout
-from spare_fast.torch import TrainSpec, mlp
+from spare_fast.torch import TrainSpec
+from spare_fast.torch.testing import mlp
 
 T = 1.0  # heartbeat timeout, seconds
 STEPS = 60

@@ -17,12 +17,15 @@ from __future__ import annotations
 import statistics
 
 from spare_fast import Layout
-from spare_fast.torch import Kill, SpareTrainer, TrainSpec, mlp, tiny
+from spare_fast.torch import SpareTrainer, TrainSpec
 from spare_fast.torch.testing import (
+    Kill,
     PlannedFaults,
     ddp_step_seconds,
     max_rel_diff,
+    mlp,
     reference_params,
+    tiny,
 )
 
 LAYOUT = Layout.cyclic(4, 2)

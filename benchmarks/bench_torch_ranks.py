@@ -49,6 +49,8 @@ T, KILL_N, KILL_STEPS, KILL_RUNS, KILL_PAUSE = 1.0, 4, 16, 5, 0.1
 
 def _example(wide: bool = True) -> Any:
     """``examples/train_fsdp.py`` as a module; ``wide``: with a wider model than its own."""
+    if str(EXAMPLE.parent) not in sys.path:  # its dataset module, examples/noisy_counting.py
+        sys.path.insert(0, str(EXAMPLE.parent))
     spec = importlib.util.spec_from_file_location("train_fsdp", EXAMPLE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -73,7 +75,7 @@ def _rank(ex: Any, steps: int, n: int, dataset: int, batch: int) -> tuple[Any, A
     dist.init_process_group("gloo")
     k, rank = dist.get_world_size(), dist.get_rank()
     model, optim, sched = ex.build(argparse.Namespace(seed=0, k=k, tp=False, steps=steps))
-    data = ex.NoisyCounting(dataset)
+    data = ex.NoisyCounting(dataset, ex.SEQ, ex.VOCAB)
     sampler = ShardSampler(data, n_types=n, batch_size=batch)
     piece = batch // k
 

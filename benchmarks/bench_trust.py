@@ -22,8 +22,8 @@ import torch
 from _torch_harness import LoopRun
 
 from spare_fast import Layout
-from spare_fast.torch import TrainSpec, mlp
-from spare_fast.torch.testing import max_rel_diff, reference_params
+from spare_fast.torch import TrainSpec
+from spare_fast.torch.testing import max_rel_diff, mlp, reference_params
 
 LAYOUT = Layout.cyclic(4, 2)
 WARMUP, TIMED = 5, 60

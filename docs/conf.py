@@ -105,6 +105,7 @@ spare_docs_public_modules = [
     "spare_fast.theory.plan",
     "spare_fast.montecarlo",
     "spare_fast.torch",
+    "spare_fast.torch.testing",
 ]
 
 # -- MyST ---------------------------------------------------------------------------------------

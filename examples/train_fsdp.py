@@ -35,30 +35,12 @@ import warnings
 
 import torch
 import torch.distributed as dist
+from noisy_counting import NoisyCounting  # examples/noisy_counting.py, this script's neighbour
 from torch import nn
 from torch.nn import functional as F
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 VOCAB, SEQ, DIM, HEADS, LAYERS = 16, 8, 16, 4, 2
-
-
-class NoisyCounting(Dataset[tuple[torch.Tensor, torch.Tensor]]):
-    """A map-style dataset: sequence ``i`` counts up by a stride modulo VOCAB, with noise."""
-
-    def __init__(self, size: int, seed: int = 0) -> None:
-        self.size, self.seed = size, seed
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + int(i))
-        start = int(torch.randint(0, VOCAB, (1,), generator=gen))
-        stride = int(torch.randint(1, 4, (1,), generator=gen))
-        seq = (start + stride * torch.arange(SEQ + 1)) % VOCAB
-        noise = torch.rand(SEQ + 1, generator=gen) < 0.1
-        seq = torch.where(noise, torch.randint(0, VOCAB, (SEQ + 1,), generator=gen), seq)
-        return seq[:-1], seq[1:]
 
 
 class Block(nn.Module):
@@ -187,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tp and HEADS % args.k:
         print(f"group {group_id}: {HEADS} heads do not split over K = {args.k}", file=sys.stderr)
         return 2
-    data = NoisyCounting(args.dataset, seed=args.seed)
+    data = NoisyCounting(args.dataset, SEQ, VOCAB, seed=args.seed)
     sampler = ShardSampler(data, n_types=n, batch_size=args.batch, seed=args.seed)
     loader = DataLoader(data, batch_size=args.batch, sampler=sampler)
     model, optim, sched = build(args)

@@ -39,7 +39,7 @@ def _need_torch() -> None:
 
 def _kill(text: str) -> object:
     _need_torch()
-    from spare_fast.torch import parse_kill
+    from spare_fast.torch.testing import parse_kill
 
     try:
         return parse_kill(text)
@@ -110,8 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         )
 
     from spare_fast.layout import make_layout
-    from spare_fast.torch import SpareTrainer, TrainSpec, mlp
-    from spare_fast.torch.testing import PlannedFaults, max_rel_diff, reference_params
+    from spare_fast.torch import SpareTrainer, TrainSpec
+    from spare_fast.torch.testing import PlannedFaults, max_rel_diff, mlp, reference_params
 
     layout = make_layout(args.layout, args.groups, args.redundancy)
     kills = args.kill

@@ -1,11 +1,12 @@
 """Train a small decoder-only transformer with SPARe inside an ordinary PyTorch loop.
 
-This script is the worker: ``torchrun`` (or any launcher) starts one copy per SPARe group, and
-everything here (the Dataset, the model, the loss) is defined in this ``__main__``. The loop
-is the usual one (a map-style Dataset through a DataLoader, AdamW, a warm-up + cosine LR
-schedule, gradient clipping, dropout); SPARe's part is ``group.reduce(compute)`` and
-``group.step_end()``. The membership service is ``spare-fast lighthouse``; each process reads
-its group and the addresses from the environment:
+This script is the worker: ``torchrun`` (or any launcher) starts one copy per SPARe group; the
+model and the loss are defined in this ``__main__``, the map-style Dataset in its neighbour
+``examples/noisy_counting.py`` (shared with ``train_fsdp.py``). The loop is the usual one (the
+Dataset through a DataLoader, AdamW, a warm-up + cosine LR schedule, gradient clipping,
+dropout); SPARe's part is ``group.reduce(compute)`` and ``group.step_end()``. The membership
+service is ``spare-fast lighthouse``; each process reads its group and the addresses from the
+environment:
 
     REPLICA_GROUP_ID    the SPARe group of this process (0 .. N-1)
     TORCHFT_LIGHTHOUSE  http://HOST:PORT of the lighthouse
@@ -45,29 +46,11 @@ import time
 from typing import Any
 
 import torch
+from noisy_counting import NoisyCounting  # examples/noisy_counting.py, this script's neighbour
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 VOCAB, SEQ, DIM, HEADS, LAYERS = 16, 12, 16, 2, 2
-
-
-class NoisyCounting(Dataset[tuple[torch.Tensor, torch.Tensor]]):
-    """A map-style dataset: sequence ``i`` counts up by a stride modulo VOCAB, with noise."""
-
-    def __init__(self, size: int, seed: int = 0) -> None:
-        self.size, self.seed = size, seed
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        gen = torch.Generator().manual_seed(self.seed * 1_000_003 + int(i))
-        start = int(torch.randint(0, VOCAB, (1,), generator=gen))
-        stride = int(torch.randint(1, 4, (1,), generator=gen))
-        seq = (start + stride * torch.arange(SEQ + 1)) % VOCAB
-        noise = torch.rand(SEQ + 1, generator=gen) < 0.1
-        seq = torch.where(noise, torch.randint(0, VOCAB, (SEQ + 1,), generator=gen), seq)
-        return seq[:-1], seq[1:]
 
 
 class Decoder(nn.Module):
@@ -137,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     n = args.groups
-    data = NoisyCounting(args.dataset, seed=args.seed)
+    data = NoisyCounting(args.dataset, SEQ, VOCAB, seed=args.seed)
     sampler = ShardSampler(data, n_types=n, batch_size=args.batch, seed=args.seed)
     loader = DataLoader(data, batch_size=args.batch, sampler=sampler)
     model, optim, sched = build(args.steps, args.seed)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from spare_fast._locate import package_folders
+
 __all__ = ["get_cmake_dir", "get_include"]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -59,9 +61,7 @@ def get_cmake_dir() -> str:
 def _existing(sub: str, what: str) -> str:
     # The package's folders: this one, then the installed wheel's when a source tree shadows
     # it (spare_fast/_locate.py).
-    import spare_fast
-
-    for folder in spare_fast.__path__:
+    for folder in package_folders():
         if (Path(folder) / sub).is_dir():
             return str(Path(folder) / sub)
     path = _PACKAGE / sub

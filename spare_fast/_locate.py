@@ -14,9 +14,11 @@ from __future__ import annotations
 import importlib.machinery
 from pathlib import Path
 
-__all__ = ["extend_path"]
+__all__ = ["extend_path", "package_folders"]
 
 _DIST = "spare-fast"
+# The package's __path__, as extend_path received it (the same list: appended to in place).
+_package_path: list[str] = []
 
 
 def _has_core(folder: Path) -> bool:
@@ -33,6 +35,8 @@ def extend_path(package_path: list[str], version: str) -> None:
     ImportError
         No ``_core`` anywhere, or an installed one of another version (one-line hint).
     """
+    global _package_path
+    _package_path = package_path
     here = Path(package_path[0])
     if _has_core(here):
         return
@@ -57,3 +61,12 @@ def extend_path(package_path: list[str], version: str) -> None:
                 package_path.append(str(folder))
                 return
     raise ImportError(hint)
+
+
+def package_folders() -> list[str]:
+    """The package's folders: its own, then the installed wheel's if :func:`extend_path` added it.
+
+    What ``spare_fast.__path__`` holds, read without importing the package from one of its own
+    modules (:mod:`spare_fast._install_info` is imported by the package's ``__init__``).
+    """
+    return list(_package_path) or [str(Path(__file__).resolve().parent)]

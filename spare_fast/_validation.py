@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from spare_fast._durations import parse_duration
+
 __all__ = [
     "INT_OPTION_MAX",
     "MAX_SEED",
@@ -460,7 +462,6 @@ def duration(
 
     The one duration syntax of every command (:func:`spare_fast.theory.plan.parse_duration`).
     """
-    from spare_fast.theory.plan import parse_duration
 
     def parse(text: str) -> float | None:
         t = text.strip()

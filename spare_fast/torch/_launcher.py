@@ -13,7 +13,6 @@ new processes for the groups that have none.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import shutil
 import signal
@@ -25,44 +24,25 @@ from datetime import timedelta
 from typing import Any
 
 from spare_fast.layout import Layout
-from spare_fast.torch._faults import PlannedFaults, SpuriousErrors
 from spare_fast.torch._observer import Observer, Observers
+from spare_fast.torch._procs import forkserver_context
 from spare_fast.torch._records import holds_run
 from spare_fast.torch._settings import check_bucket, check_layout
 from spare_fast.torch._supervisor import Supervisor
-from spare_fast.torch._types import (
-    Fault,
-    Kill,
-    Phase,
-    RunResult,
-    Stall,
-    TrainSpec,
-    WorkerState,
-    as_timedelta,
-)
-from spare_fast.torch._worker import (
-    PROGRESS_SLOTS,
-)
+from spare_fast.torch._types import Phase, RunResult, TrainSpec, WorkerState, as_timedelta
+from spare_fast.torch._worker import PROGRESS_SLOTS
 
 __all__ = ["SpareTrainer"]
 
-# Imported once in the fork server; every worker then starts as a fork of it in milliseconds
-# instead of a fresh interpreter importing torch for seconds. torch._dynamo is what the first
-# torch.optim.Optimizer() imports lazily (seconds, most of sympy).
-_PRELOAD = [
-    "torch",
-    "torch._dynamo",
-    "torch.distributed",
-    "numpy",
-    "torchft.coordination",
-    "spare_fast.torch._worker",
-]
 
+def _testing() -> Any:
+    """:mod:`spare_fast.torch.testing`, imported for the deprecated fault arguments only.
 
-def _context() -> Any:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(_PRELOAD)
-    return ctx
+    Nothing of a run without them imports it: the fault plans and injectors are test code.
+    """
+    from spare_fast.torch import testing
+
+    return testing
 
 
 @contextlib.contextmanager
@@ -137,7 +117,7 @@ class SpareTrainer:
         factory must be picklable (a module-level callable).
     observers : sequence of Observer, optional
         Picklable :class:`~spare_fast.torch.Observer` objects handed to every worker's group.
-    injector : SpuriousErrors, optional
+    injector : spare_fast.torch.testing.Injector, optional
         Deprecated: planned spurious collective errors for each group's first process; give
         the fault-injecting backend as ``backend`` and ``observers`` instead.
     verbose : bool, optional
@@ -184,7 +164,8 @@ class SpareTrainer:
     Examples
     --------
     >>> from spare_fast import Layout
-    >>> from spare_fast.torch import SpareTrainer, TrainSpec, mlp
+    >>> from spare_fast.torch import SpareTrainer, TrainSpec
+    >>> from spare_fast.torch.testing import mlp
     >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 3)
     >>> trainer = SpareTrainer(spec, Layout.cyclic(4, 2))
     >>> result = trainer.run()  # doctest: +SKIP
@@ -246,7 +227,7 @@ class SpareTrainer:
         self.ordered_sum = ordered_sum
         self.observers = tuple(Observers(observers).observers)
         if injector is not None:
-            if not isinstance(injector, SpuriousErrors):
+            if not isinstance(injector, _testing().Injector):
                 raise TypeError(
                     f"injector = {injector!r} is not a spare_fast.torch.testing.Injector"
                 )
@@ -284,10 +265,10 @@ class SpareTrainer:
 
     def run(
         self,
-        kills: Sequence[Kill] = (),
+        kills: Sequence[Any] = (),
         run_dir: str | None = None,
         *,
-        faults: Sequence[Fault | Stall] = (),
+        faults: Sequence[Any] = (),
         resume: bool = False,
     ) -> RunResult:
         """Train ``spec.steps`` steps, masking whatever happens to the worker processes.
@@ -302,9 +283,10 @@ class SpareTrainer:
             Folder for checkpoints (``run_dir/checkpoints``), per-worker records and the final
             parameters; a temporary folder (removed at the end) when omitted.
         faults : sequence of Fault or Stall, optional
-            Deprecated test fixtures: :class:`Stall` is sent from outside like a kill,
-            :class:`Fault` reaches the workers as a test :class:`~spare_fast.torch.testing.
-            Injector`.
+            Deprecated test fixtures: a :class:`~spare_fast.torch.testing.Stall` is sent from
+            outside like a kill, a :class:`~spare_fast.torch.testing.Fault` reaches the workers
+            through the fault-injecting backend :class:`~spare_fast.torch.testing.Injector`.
+            Both arguments run through :class:`spare_fast.torch.testing.LegacyPlan`.
         resume : bool, optional
             Continue the run recorded in ``run_dir`` (whose launcher died) from its newest
             valid checkpoint. A checkpoint that fails verification is skipped with a logged
@@ -331,18 +313,8 @@ class SpareTrainer:
         TimeoutError
             If the run exceeds ``run_timeout``.
         """
-        kills = tuple(kills)
-        faults = tuple(faults)
-        for name, kind, items in (("kill", Kill, kills), ("fault", (Fault, Stall), faults)):
-            for item in items:
-                if not isinstance(item, kind):
-                    raise TypeError(f"{name} = {item!r} is not a {name.capitalize()}")
-                if not 0 <= item.group < self.layout.n_groups:
-                    raise ValueError(
-                        f"{name} group = {item.group} is not in [0, {self.layout.n_groups})"
-                    )
-                if not 0 <= item.step < self.spec.steps:
-                    raise ValueError(f"{name} step = {item.step} is not in [0, {self.spec.steps})")
+        kills, faults = tuple(kills), tuple(faults)
+        plan = _testing().LegacyPlan(self, kills, faults) if kills or faults else None
         if resume and run_dir is None:
             raise ValueError("resume=True needs the run_dir of the run to continue")
         if run_dir is not None and not resume and holds_run(str(run_dir)):
@@ -350,7 +322,7 @@ class SpareTrainer:
                 f"run_dir = {run_dir!r} already holds a run (checkpoints or records): pass "
                 "resume=True to continue it, or give an empty folder"
             )
-        if kills or faults:
+        if plan is not None:
             warnings.warn(
                 "SpareTrainer.run(kills=..., faults=...) is deprecated: use "
                 "spare_fast.torch.testing.PlannedFaults (kills by PID from outside) and a "
@@ -358,19 +330,12 @@ class SpareTrainer:
                 DeprecationWarning,
                 stacklevel=2,
             )
-        legacy = self.injector
-        spurious = tuple(f for f in faults if isinstance(f, Fault))
-        if spurious:
-            legacy = SpuriousErrors(spurious)
-        stalls = tuple(f for f in faults if isinstance(f, Stall))
+        legacy = self.injector if plan is None or plan.injector is None else plan.injector
         own_dir = run_dir is None
         folder = tempfile.mkdtemp(prefix="spare_fast_run_") if own_dir else str(run_dir)
         try:
             os.makedirs(folder, exist_ok=True)
-            with _sigterm_as_exit():
-                if kills or stalls:
-                    with PlannedFaults(self, kills, stalls):
-                        return self._run(folder, resume, legacy)
+            with _sigterm_as_exit(), contextlib.nullcontext() if plan is None else plan.sent():
                 return self._run(folder, resume, legacy)
         finally:
             if own_dir:
@@ -382,4 +347,4 @@ class SpareTrainer:
             print(text, flush=True)
 
     def _run(self, folder: str, resume: bool, legacy: Any) -> RunResult:
-        return Supervisor(self, folder, resume, legacy, _context()).run()
+        return Supervisor(self, folder, resume, legacy, forkserver_context()).run()

@@ -10,21 +10,14 @@ from typing import Any
 
 import torch
 
-# The planned faults live in their own module; their names stay importable from here.
-from spare_fast.torch._plans import Fault, Kill, Stall, parse_kill
-
 __all__ = [
     "Phase",
     "WorkerState",
     "type_seed",
     "TrainSpec",
-    "Kill",
-    "Fault",
-    "Stall",
     "EventRecord",
     "StepRecord",
     "RunResult",
-    "parse_kill",
 ]
 
 _MASK64 = (1 << 64) - 1
@@ -161,7 +154,7 @@ class TrainSpec:
 
     Examples
     --------
-    >>> from spare_fast.torch import mlp
+    >>> from spare_fast.torch.testing import mlp
     >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 4)
     >>> spec.steps
     4
@@ -282,7 +275,7 @@ class RunResult:
         Number of global restarts.
     rollbacks : list of (int, int)
         ``(group, step)`` for each time a worker that had committed ``step`` undid it to redo
-        it with members that had not (see :class:`Fault`).
+        it with members that had not (see :class:`~spare_fast.torch.testing.Fault`).
     pids : dict of int to list of int
         Per group, the process ids that ran it, in start order.
     seconds : float

@@ -193,11 +193,15 @@ def test_reported_depth_and_patch_equal_controller_decisions() -> None:
     assert max_rel_diff(result.params, REFERENCE) <= 1e-10
 
 
-def test_deprecated_kills_argument_is_sent_from_outside() -> None:
+def test_deprecated_kills_and_faults_arguments_run_through_the_testing_package() -> None:
+    # kills= is sent from outside (PlannedFaults), faults= becomes the fault-injecting backend
+    # of each group's first process: group 3 sees step 4's completed all-reduce as failed, so
+    # the other members (group 1 died in step 2) undo that step and all redo it.
     tr = trainer()
     with pytest.warns(DeprecationWarning, match="PlannedFaults"):
-        result = tr.run([Kill(1, 2)])
+        result = tr.run([Kill(1, 2)], faults=[Fault(3, 4)])
     assert result.exit_codes[1] == [-signal.SIGKILL]
+    assert {g for g, step in result.rollbacks if step == 4} == {0, 2}
     assert max_rel_diff(result.params, REFERENCE) <= 1e-10
 
 

@@ -275,7 +275,8 @@ def test_trainer_replaces_a_dead_group_after_a_repair_delay_and_it_rejoins() -> 
 
 
 def test_the_users_script_is_the_worker_main_defined_classes_included(tmp_path) -> None:
-    """examples/train_transformer.py defines its Dataset, model and loss in __main__."""
+    """examples/train_transformer.py defines its model and loss in __main__ and imports its
+    Dataset from its neighbour examples/noisy_counting.py."""
     import subprocess
     import sys
 

@@ -173,3 +173,47 @@ def test_snapshot_restores_fsdp2_sharded_state(tmp_path: Path) -> None:
         env=dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+_IMPORTS = """
+import sys, warnings
+warnings.simplefilter("error")
+import spare_fast.torch as st
+from spare_fast import Layout
+from spare_fast.torch import SpareGroup, SpareTrainer, TrainSpec
+from spare_fast.torch._procs import PRELOAD
+from spare_fast.torch._worker import main
+
+# The whole runtime is imported, a trainer built: nothing of the testing package is.
+spec = TrainSpec(lambda: None, lambda p: None, lambda o, t: o, lambda s, t: (s, t), 3)
+SpareTrainer(spec, Layout.cyclic(4, 2))
+assert not [m for m in sys.modules if m.startswith("spare_fast.torch.testing")], sorted(sys.modules)
+assert not [m for m in PRELOAD if "testing" in m] and "Kill" in dir(st)
+
+# Every old address still imports the one object, from the testing package.
+from spare_fast.torch import Fault, Kill, Stall, mlp, parse_kill, tiny
+import spare_fast.torch.mlp
+import spare_fast.torch.tiny
+from spare_fast.torch import testing
+from spare_fast.torch.testing import faults, plans
+assert (Fault, Kill, Stall, parse_kill) == (plans.Fault, plans.Kill, plans.Stall, plans.parse_kill)
+assert mlp is spare_fast.torch.mlp is testing.mlp and tiny is spare_fast.torch.tiny is testing.tiny
+assert st.Kill is testing.Kill and testing.Injector is faults.SpuriousErrors
+assert mlp.build_mlp.__module__ == "spare_fast.torch.testing.mlp"
+try:
+    st.NoSuchName
+except AttributeError as e:
+    assert "NoSuchName" in str(e)
+else:
+    raise AssertionError("no AttributeError")
+print("ok")
+"""
+
+
+def test_a_run_imports_no_test_code_and_the_old_addresses_still_import() -> None:
+    # A fresh interpreter: this test process has imported the testing package long ago.
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS],
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

@@ -85,15 +85,11 @@ namespace spare_fast {
 
 // Which algorithm min_cost_flow runs (values shared with spare_fast.graph's method names).
 enum class MinCostFlowMethod : std::int32_t {
-  kAuto = 0,                     // network simplex, except: cost-0 arcs that carry every
-                                 // unit; cost scaling on networks of 2^16 nodes or more whose
-                                 // supply sits on at most 4 nodes when their nodes all lie
-                                 // within sqrt(n) / 2 arcs of the supply, and on networks of
-                                 // 2^17 nodes or more (costs beyond 0/1) whose nodes all lie
-                                 // within 2 log2(n) arcs of the supply; the primal-dual
-                                 // method where it finishes within a few phases: 0/1 costs
-                                 // with short paths (assignment-shaped, SPARe's moves); see
-                                 // the dispatcher
+  kAuto = 0,                     // chosen from measured features of the instance (size,
+                                 // nodes with supply, 0/1 costs, hop radius from the supply);
+                                 // the rule is written once, in the `method` parameter of
+                                 // spare_fast.graph.min_cost_flow (spare_fast/graph.py), and
+                                 // implemented by the dispatcher (network_simplex.cpp)
   kSuccessiveShortestPaths = 1,  // primal-dual successive shortest paths (graph.hpp)
   kNetworkSimplex = 2,           // primal network simplex with block search (this header)
   kCostScaling = 3,              // cost scaling, push-relabel with refinement (this header)

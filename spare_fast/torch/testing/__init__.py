@@ -1,14 +1,28 @@
-"""What tests, benchmarks and the examples use around a run: a reference, a comparison, a
-DDP baseline, and faults sent from outside.
+"""Everything that injects faults, plans kills or builds toy tasks, for tests, benchmarks
+and the examples.
 
-Nothing here is used by a production run. :func:`reference_params` is the failure-free run in
-one process, written independently of the executor; :func:`max_rel_diff` compares two state
-dicts; :func:`ddp_step_seconds` times plain ``DistributedDataParallel`` on the same task.
-:class:`PlannedFaults` (and its base :class:`Watcher`) read the progress the workers report
-(:meth:`~spare_fast.torch.SpareTrainer.workers`) from a thread of the launcher's process and
-send real signals to their PIDs. :data:`Injector` is
-:class:`~spare_fast.torch._faults.SpuriousErrors`, a fault-injecting collective backend.
-The repository's test harnesses (own-loop runs, seeded chaos) live in its ``tests`` folder.
+No runtime module of :mod:`spare_fast.torch` imports this package (a test reads their
+imports to hold that); a run reaches it only through the deprecated ``kills=`` and
+``faults=`` of :meth:`~spare_fast.torch.SpareTrainer.run` (:class:`LegacyPlan`).
+
+* Plans (:mod:`spare_fast.torch.testing.plans`): :class:`Kill`, :class:`Fault`,
+  :class:`Stall` and :func:`parse_kill`, plain frozen data.
+* Faults (:mod:`spare_fast.torch.testing.faults`): :class:`PlannedFaults` (and its base
+  :class:`Watcher`) read the progress the workers report
+  (:meth:`~spare_fast.torch.SpareTrainer.workers`) from a thread of the launcher's process
+  and send real signals to their PIDs; :data:`Injector` is
+  :class:`~spare_fast.torch.testing.faults.SpuriousErrors`, a fault-injecting collective
+  backend.
+* Toy tasks: :mod:`spare_fast.torch.testing.mlp` (a two-layer MLP) and
+  :mod:`spare_fast.torch.testing.tiny` (a small transformer, a BatchNorm MLP), whose
+  module-level callables show the shape of a :class:`~spare_fast.torch.TrainSpec`.
+* Around a run: :func:`reference_params` is the failure-free run in one process, written
+  independently of the executor; :func:`max_rel_diff` compares two state dicts;
+  :func:`ddp_step_seconds` times plain ``DistributedDataParallel`` on the same task.
+
+Their old addresses (``spare_fast.torch.Kill``, ``spare_fast.torch.mlp``, ...) still import
+them. The repository's test harnesses (own-loop runs, seeded chaos) live in its ``tests``
+folder.
 
 Examples
 --------
@@ -27,19 +41,37 @@ from typing import Any
 
 import torch
 
-from spare_fast.torch._faults import PlannedFaults, SignalSent, Watcher
-from spare_fast.torch._faults import SpuriousErrors as Injector
 from spare_fast.torch._types import TrainSpec, type_seed
+from spare_fast.torch.testing import mlp, tiny
+from spare_fast.torch.testing.faults import (
+    LegacyPlan,
+    PlannedFaults,
+    SignalSent,
+    SpuriousErrors,
+    Watcher,
+)
+from spare_fast.torch.testing.plans import Fault, Kill, Stall, parse_kill
+
+#: The fault-injecting collective backend, :class:`~spare_fast.torch.testing.faults.SpuriousErrors`:
+#: given as ``backend=`` and in ``observers=``, it reports chosen completed all-reduces as failed.
+Injector = SpuriousErrors
 
 __all__ = [
+    "Fault",
     "Injector",
+    "Kill",
+    "LegacyPlan",
     "PlannedFaults",
     "SignalSent",
+    "Stall",
     "Watcher",
     "alive_pids",
     "ddp_step_seconds",
     "max_rel_diff",
+    "mlp",
+    "parse_kill",
     "reference_params",
+    "tiny",
 ]
 
 
@@ -190,9 +222,9 @@ def ddp_step_seconds(spec: TrainSpec, n: int, steps: int = 30, warmup: int = 5) 
 
     import torch.distributed as dist
 
-    from spare_fast.torch._launcher import _context
+    from spare_fast.torch._procs import forkserver_context
 
-    ctx = _context()
+    ctx = forkserver_context()
     master = dist.TCPStore("127.0.0.1", 0, n, is_master=True, wait_for_workers=False)
     out = ctx.Array("d", n, lock=False)
     procs = [

@@ -16,12 +16,12 @@ class Kill:
     """A planned SIGKILL of group ``group``'s worker at step ``step`` (a test fixture).
 
     Workers know nothing of planned kills: :class:`spare_fast.torch.testing.PlannedFaults`
-    watches the progress the workers report (:meth:`SpareTrainer.workers`) from a thread of the
-    launcher's process and sends SIGKILL to the worker's PID once it reports ``step`` and
-    ``phase``: ``"compute"`` as soon as it has begun the step, ``"allreduce"`` once it reports
-    its second bucket (the first one is reduced, so its peers are mid-collective). The signal
-    travels from outside, so it lands at that point or a little after it. A kill fires once,
-    at the group's first process.
+    watches the progress the workers report (:meth:`~spare_fast.torch.SpareTrainer.workers`)
+    from a thread of the launcher's process and sends SIGKILL to the worker's PID once it
+    reports ``step`` and ``phase``: ``"compute"`` as soon as it has begun the step,
+    ``"allreduce"`` once it reports its second bucket (the first one is reduced, so its peers
+    are mid-collective). The signal travels from outside, so it lands at that point or a
+    little after it. A kill fires once, at the group's first process.
 
     Parameters
     ----------

@@ -1,30 +1,33 @@
 """Planned faults: signals sent by PID from outside the workers, spurious collective errors.
 
-What :meth:`SpareTrainer.run`'s deprecated ``kills=`` and ``faults=`` arguments execute, and
-what tests, benchmarks and the examples use directly. Nothing here is part of a production
-run: the workers only report where they are (see :meth:`SpareTrainer.workers`), and the
-classes below read those reports from a thread of the launcher's process and send real
-signals to the workers' PIDs, exactly as an operator's ``kill -9 PID``, the OOM killer or a
-preemption would. :class:`SpuriousErrors` wraps the collective backend instead (as torchft's
+What tests, benchmarks and the examples use directly, and what
+:meth:`~spare_fast.torch.SpareTrainer.run`'s deprecated ``kills=`` and ``faults=`` arguments
+execute (:class:`LegacyPlan`). Nothing here is part of a production run: the workers only
+report where they are (see :meth:`~spare_fast.torch.SpareTrainer.workers`), and the classes
+below read those reports from a thread of the launcher's process and send real signals to the
+workers' PIDs, exactly as an operator's ``kill -9 PID``, the OOM killer or a preemption
+would. :class:`SpuriousErrors` wraps the collective backend instead (as torchft's
 fault-injecting process group does): given as ``backend=`` and ``observers=`` it reports
 chosen completed all-reduces as failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from spare_fast.torch._observer import Observer
-from spare_fast.torch._types import Fault, Kill, Phase, Stall, WorkerState
+from spare_fast.torch._types import Phase, WorkerState
+from spare_fast.torch.testing.plans import Fault, Kill, Stall
 
-__all__ = ["PlannedFaults", "SignalSent", "SpuriousErrors", "Watcher"]
+__all__ = ["LegacyPlan", "PlannedFaults", "SignalSent", "SpuriousErrors", "Watcher"]
 
 
 class SpuriousErrors(Observer):
@@ -38,7 +41,7 @@ class SpuriousErrors(Observer):
     everything and committed the step) and raises. Each fault fires once per process.
 
     Args:
-        faults: The :class:`~spare_fast.torch.Fault` list.
+        faults: The :class:`~spare_fast.torch.testing.Fault` list.
         delay: Seconds between the completed all-reduce and the error.
         host: The address gloo binds to.
 
@@ -177,11 +180,11 @@ class Watcher:
 class PlannedFaults(Watcher):
     """Send planned SIGKILLs and SIGSTOP/SIGCONT pauses by PID when a worker reaches them.
 
-    A :class:`~spare_fast.torch.Kill` with phase ``"compute"`` fires once the group's first
+    A :class:`~spare_fast.torch.testing.Kill` with phase ``"compute"`` fires once the group's first
     process reports that step (or a later one); with phase ``"allreduce"`` once it reports the
     step's all-reduce at its second bucket or later (the first bucket is reduced, the peers are
-    mid-collective), or any later step. A :class:`~spare_fast.torch.Stall` sends SIGSTOP when
-    the step begins and SIGCONT ``seconds`` later.
+    mid-collective), or any later step. A :class:`~spare_fast.torch.testing.Stall` sends
+    SIGSTOP when the step begins and SIGCONT ``seconds`` later.
 
     Args:
         trainer: The :class:`~spare_fast.torch.SpareTrainer` whose run is watched.
@@ -190,7 +193,8 @@ class PlannedFaults(Watcher):
 
     Examples:
         >>> from spare_fast import Layout
-        >>> from spare_fast.torch import Kill, SpareTrainer, TrainSpec, mlp
+        >>> from spare_fast.torch import SpareTrainer, TrainSpec
+        >>> from spare_fast.torch.testing import Kill, mlp
         >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 6)
         >>> trainer = SpareTrainer(spec, Layout.cyclic(4, 2))
         >>> with PlannedFaults(trainer, [Kill(2, 3)]):  # doctest: +SKIP
@@ -240,3 +244,66 @@ def _resume(pid: int) -> None:
         os.kill(pid, signal.SIGCONT)
     except ProcessLookupError:
         pass
+
+
+class LegacyPlan:
+    """The deprecated ``kills=`` and ``faults=`` of :meth:`~spare_fast.torch.SpareTrainer.run`.
+
+    The launcher hands them here (importing this package for them only), and runs what this
+    makes of them: the kills and stalls are sent by :class:`PlannedFaults` while the run is on
+    (:meth:`sent`); the faults become :attr:`injector`, the fault-injecting backend of each
+    group's first process.
+
+    Parameters
+    ----------
+    trainer : spare_fast.torch.SpareTrainer
+        The trainer that will run them.
+    kills : sequence of Kill, optional
+        Planned kills.
+    faults : sequence of Fault or Stall, optional
+        Planned spurious errors and pauses.
+
+    Raises
+    ------
+    TypeError
+        If a kill is not a :class:`~spare_fast.torch.testing.Kill`, or a fault neither a
+        :class:`~spare_fast.torch.testing.Fault` nor a :class:`~spare_fast.torch.testing.Stall`.
+    ValueError
+        If one names a group outside the trainer's layout or a step outside its run.
+
+    Examples
+    --------
+    >>> from spare_fast import Layout
+    >>> from spare_fast.torch import SpareTrainer, TrainSpec
+    >>> from spare_fast.torch.testing import mlp
+    >>> spec = TrainSpec(mlp.build_mlp, mlp.make_sgd, mlp.mse_loss, mlp.synthetic_shard, 6)
+    >>> plan = LegacyPlan(SpareTrainer(spec, Layout.cyclic(4, 2)), [Kill(1, 2)], [Fault(2, 3)])
+    >>> plan.injector.faults == {Fault(2, 3)}
+    True
+    """
+
+    def __init__(self, trainer: Any, kills: Sequence[Any] = (), faults: Sequence[Any] = ()) -> None:
+        n_groups, steps = trainer.layout.n_groups, trainer.spec.steps
+        for name, kind, items in (("kill", Kill, kills), ("fault", (Fault, Stall), faults)):
+            for item in items:
+                if not isinstance(item, kind):
+                    raise TypeError(f"{name} = {item!r} is not a {name.capitalize()}")
+                if not 0 <= item.group < n_groups:
+                    raise ValueError(f"{name} group = {item.group} is not in [0, {n_groups})")
+                if not 0 <= item.step < steps:
+                    raise ValueError(f"{name} step = {item.step} is not in [0, {steps})")
+        self.trainer = trainer
+        self.kills: tuple[Kill, ...] = tuple(kills)
+        self.stalls: tuple[Stall, ...] = tuple(f for f in faults if isinstance(f, Stall))
+        spurious = tuple(f for f in faults if isinstance(f, Fault))
+        #: The fault-injecting backend of the planned faults; None without any.
+        self.injector: SpuriousErrors | None = SpuriousErrors(spurious) if spurious else None
+
+    @contextlib.contextmanager
+    def sent(self) -> Iterator[None]:
+        """While inside: the kills and stalls are sent by :class:`PlannedFaults`."""
+        if not (self.kills or self.stalls):
+            yield
+            return
+        with PlannedFaults(self.trainer, self.kills, self.stalls):
+            yield

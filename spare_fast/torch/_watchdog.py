@@ -14,12 +14,13 @@ processes importing torch on two cores) a healthy process's beat can come late. 
 therefore counts silence only while it is unexplained (:class:`Silence`), as the Linux
 soft-lockup and hung-task detectors do:
 
-- a period in which the watchdog itself was not scheduled (its sleep overshot) counts only
-  for the time it was awake to see;
 - a period in which the watched process made CPU progress or had a runnable thread while the
   host's run queue was longer than its CPUs counts nothing: the process is starved, not hung;
+- the same on a host with CPUs to spare counts (a spin that holds the interpreter is a hang),
+  but only for the time the watchdog was awake to see: when its own sleep overshot, the
+  watchdog was not scheduled either, and blames nobody for that;
 - a stopped process (``SIGSTOP``, a tracer) and a process that neither ran nor waited for a
-  CPU (a deadlock) count in full.
+  CPU (a deadlock) count in full: no scheduler delay explains their silence.
 
 The process is killed once the unexplained silence reaches ``timeout`` (a stopped or
 deadlocked process within the timeout plus one check period, :func:`check_period`), or once
@@ -222,9 +223,13 @@ class Silence:
             host_busy: The host has more runnable threads than CPUs.
         """
         self.total += slept
-        seen = min(slept, self.period)  # a late watchdog saw only its own period
-        if stopped or not (ran and host_busy):
-            self.unexplained += seen
+        if stopped or not ran:
+            # Stopped, or neither ran nor waited for a CPU: no scheduler delay explains it,
+            # however late this check came.
+            self.unexplained += slept
+        elif not host_busy:
+            # Running on a host with CPUs to spare; a late watchdog saw only its own period.
+            self.unexplained += min(slept, self.period)
         return self.unexplained >= self.timeout or self.total >= self.limit
 
 

@@ -173,8 +173,11 @@ def test_silence_counts_only_what_starvation_does_not_explain() -> None:
     assert not any(s.check(0.125, False, True, True) for _ in range(40))
     assert s.unexplained == 0.0 and s.total == pytest.approx(5.0)
     s.beat()
-    # The watchdog itself was not scheduled for 3 s: it saw one period of it.
-    assert not s.check(3.0, False, False, False) and s.unexplained == 0.125
+    # The watchdog itself was not scheduled for 3 s, the process ran: one period counts.
+    assert not s.check(3.0, False, True, False) and s.unexplained == 0.125
+    s.beat()
+    # Not scheduled for 3 s while the process neither ran nor waited for a CPU: all counts.
+    assert s.check(3.0, False, False, False)
     s.beat()
     # Stopped: counts in full, even on a busy host; killed after the timeout.
     kills = [s.check(0.125, True, False, True) for _ in range(8)]

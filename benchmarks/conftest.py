@@ -16,7 +16,13 @@ import pytest
 
 from spare_fast.testing.extras import torch_missing
 
-_TORCH_BENCHES = ["bench_torch.py", "bench_torch_ranks.py", "bench_trust.py", "bench_bounds.py"]
+_TORCH_BENCHES = [
+    "bench_torch.py",
+    "bench_torch_ranks.py",
+    "bench_trust.py",
+    "bench_bounds.py",
+    "bench_own_loop_scale.py",
+]
 
 
 TORCH_MISSING = torch_missing()

@@ -281,12 +281,18 @@ def gloo_backend(store: Any, rank: int, size: int, timeout: Any, host: str = "12
     opts = dist.ProcessGroupGloo._Options()  # type: ignore[attr-defined]  # stub lacks it
     opts._timeout = timeout
     opts._devices = [dist.ProcessGroupGloo.create_device(hostname=host)]
+    t0 = time.perf_counter()
+    pg = dist.ProcessGroupGloo(store, rank, size, opts)
     GLOO_BUILT.append((rank, size))
-    return dist.ProcessGroupGloo(store, rank, size, opts)
+    GLOO_SECONDS.append((rank, size, time.perf_counter() - t0))
+    return pg
 
 
 #: ``(rank, size)`` of each process group :func:`gloo_backend` built in this process.
 GLOO_BUILT: list[tuple[int, int]] = []
+#: ``(rank, size, seconds)``: how long each of those took to build (its rendezvous and the
+#: connections to every peer).
+GLOO_SECONDS: list[tuple[int, int, float]] = []
 
 
 #: Slots per process in :class:`LoopRun`'s progress array: pid, step, phase.
@@ -355,13 +361,10 @@ def loop_worker(cfg: LoopConfig, progress: Any, pace: Any = None) -> None:
         store=cfg.store,
         bind=cfg.bind,
         backend=cfg.backend,
-        collective_timeout=5.0,
-        quorum_timeout=30.0,
-        quorum_poll=0.5,
         observers=[reporting],
         checkpoint_dir=cfg.checkpoint_dir,
         checkpoint_every=2,
-        **cfg.options,
+        **{"collective_timeout": 5.0, "quorum_timeout": 30.0, "quorum_poll": 0.5, **cfg.options},
     )
     reporting.on_phase(cfg.group, 0, 0, Phase.STARTING, 0)
     code = 0
@@ -380,6 +383,7 @@ def loop_worker(cfg: LoopConfig, progress: Any, pace: Any = None) -> None:
                 {
                     "events": [e.__dict__ for e in group.events],
                     "groups_built": GLOO_BUILT,
+                    "build_seconds": GLOO_SECONDS,
                     "depth": group.depth,
                 },
                 fh,
@@ -424,6 +428,7 @@ class LoopRun:
         services: ``(lighthouse address, store HOST:PORT)`` served elsewhere; by default a
             lighthouse and a store are served in this process.
         logs: Each worker's stdout and stderr go to ``out/log-g<group>-p<pid>.txt``.
+        slots: How many processes the run may start in all (first ones and replacements).
     """
 
     def __init__(
@@ -439,6 +444,7 @@ class LoopRun:
         service_timeout: float | None = None,
         services: tuple[str, str] | None = None,
         logs: bool = False,
+        slots: int = 16,
     ) -> None:
         import multiprocessing
 
@@ -478,7 +484,7 @@ class LoopRun:
                 "spare_fast.torch",
             ]
         )
-        self.progress = self.ctx.Array("q", 16 * LOOP_SLOTS, lock=False)
+        self.progress = self.ctx.Array("q", int(slots) * LOOP_SLOTS, lock=False)
         self.pace = self.ctx.Value("d", 0.0, lock=False)  # see paced()
         self.procs: list[tuple[int, Any]] = []
 

@@ -233,25 +233,35 @@ class Silence:
         return self.unexplained >= self.timeout or self.total >= self.limit
 
 
+def _stat(path: str) -> list[bytes] | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def _sample(pid: int) -> tuple[bool, int, bool]:
-    """(stopped, CPU ticks used, a thread runnable) of ``pid`` from /proc (False, 0, False
-    where /proc cannot tell)."""
-    stopped, ticks, runnable = False, 0, False
+    """(stopped, CPU ticks used by all its threads, its main thread runnable) of ``pid``
+    from ``/proc/PID/stat`` (False, 0, False where /proc cannot tell): one small read, however
+    many threads the process has."""
+    fields = _stat(f"/proc/{pid}/stat")
+    if fields is None:
+        return False, 0, False
+    state = fields[0]
+    return state in (b"T", b"t"), int(fields[11]) + int(fields[12]), state == b"R"
+
+
+def _any_runnable(pid: int) -> bool:
+    """Whether any thread of ``pid`` is runnable (read only when the cheap sample left it in
+    doubt)."""
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return stopped, ticks, runnable
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        state = fields[0]
-        stopped = stopped or state in (b"T", b"t")
-        runnable = runnable or state == b"R"
-        ticks += int(fields[11]) + int(fields[12])  # utime + stime
-    return stopped, ticks, runnable
+        return False
+    return any(
+        (f := _stat(f"/proc/{pid}/task/{tid}/stat")) is not None and f[0] == b"R" for tid in tasks
+    )
 
 
 def _host_busy() -> bool:
@@ -294,7 +304,7 @@ def _watch(fd: int, pid: int, timeout: float, group: int) -> int:
             checked, ticks = now, _sample(pid)[1]
             continue
         stopped, now_ticks, runnable = _sample(pid)
-        ran = runnable or now_ticks > ticks
+        ran = runnable or now_ticks > ticks or (not stopped and _any_runnable(pid))
         slept, checked, ticks = now - checked, now, now_ticks
         if not silence.check(slept, stopped, ran, _host_busy()):
             continue

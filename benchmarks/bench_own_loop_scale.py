@@ -88,9 +88,7 @@ def run_case(n: int, heartbeat: float, absent: int = 0, out: str | None = None) 
                     with run.paced(0.5):
                         for g in late:
                             slots[g] = run.start(g, **options)
-                        run.wait(
-                            lambda: all(run.state(slots[g])[1] > 0 for g in late), timeout=600
-                        )
+                        run.wait(lambda: all(run.state(slots[g])[1] > 0 for g in late), timeout=600)
             codes = run.join(900)
             survivors = [g for g in slots if g not in victims]
             bad = {g: codes[slots[g]] for g in survivors if codes[slots[g]] != 0}

@@ -236,9 +236,7 @@ class Bounds:
         now = time.monotonic()
         with self._lock:
             self._watch_key = f"{key}/watch"
-            self._watched = {
-                members[g]: (-1, now) for g in ring_watch(list(members), self.group)
-            }
+            self._watched = {members[g]: (-1, now) for g in ring_watch(list(members), self.group)}
             self._reports, self._silent = 0, set()
             self._reported = set()
 

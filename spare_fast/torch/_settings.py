@@ -75,7 +75,9 @@ class MemberSettings:
         return self.n_groups // 2 + 1 if self.min_groups is None else int(self.min_groups)
 
 
-def check_formation(n_groups: int, join_timeout: Any, min_groups: Any) -> tuple[timedelta | None, int | None]:
+def check_formation(
+    n_groups: int, join_timeout: Any, min_groups: Any
+) -> tuple[timedelta | None, int | None]:
     """``(join_timeout, min_groups)`` checked; ValueError naming the bad one.
 
     ``min_groups`` must be a majority of the groups (more than ``n_groups / 2``) and at most

@@ -355,6 +355,9 @@ class Member:
         self.membership: Any = None
         self.decider = Decider(run.layout, group)
         self.barrier: threading.Barrier | None = None
+        #: Whether the current membership's rendezvous succeeded; how often one did not.
+        self.built = False
+        self.rendezvous_failed = 0
         self.connected_at = self.formed_at = 0.0
         self.adoptions: list[Adoption] = []
         self.thread = threading.Thread(target=self._main, name=f"member-{group}", daemon=True)
@@ -378,9 +381,10 @@ class Member:
             m.identity = self.run.identity
             m.connect()
             self.connected_at = time.monotonic()
-            quorum, valid = m.form()
+            quorum, valid = m.form(self.decider.uncovered)
             m.adopt(quorum, valid)
             self.formed_at = time.monotonic()
+            self.built = self._rendezvous(m)
             self._steps(m)
         except BaseException as exc:  # noqa: BLE001 - recorded, the benchmark fails on it
             if not (self.dead.is_set() or self.run.stopping.is_set()):
@@ -389,6 +393,8 @@ class Member:
     def _steps(self, m: Any) -> None:
         while not self.run.stopping.is_set():
             self.barrier = self.run.barrier(m.prefix, len(m.members))
+            if not self.built:  # no process group: the all-reduce fails for every member
+                self.barrier.abort()
             if self.dead.wait(self.run.args.step):  # the gradient work
                 return
             try:
@@ -417,10 +423,29 @@ class Member:
         m.adopt(quorum, valid)
         cpu = time.thread_time() - c0
         created = quorum.created
-        self.adoptions.append(
-            Adoption(int(quorum.quorum_id), created.seconds + created.nanos / 1e9, time.time(),
-                     cpu, dead)  # fmt: skip
+        adoption = Adoption(
+            int(quorum.quorum_id), created.seconds + created.nanos / 1e9, time.time(), cpu, dead
         )
+        self.adoptions.append(adoption)
+        self.built = self._rendezvous(m)
+
+    def _rendezvous(self, m: Any) -> bool:
+        """The new membership's rendezvous, guarded as ``Recovery.build_pg`` guards it (the
+        ring watch of :meth:`Bounds.guarded`); the process group it would build is left out:
+        its stand-in is a barrier of the new members. False when the guard gave up on it (a
+        member reported silent): as in ``Recovery``, the step's all-reduce then fails and a
+        new quorum is asked for."""
+        meet = self.run.barrier(m.prefix + "/rendezvous", len(m.members))
+
+        def build(store: Any) -> None:
+            meet.wait(timeout=QUORUM_TIMEOUT)
+
+        try:
+            m.bounds.guarded(build, dict(m.replicas), m.prefix)
+        except (RuntimeError, threading.BrokenBarrierError):
+            self.rendezvous_failed += 1
+            return False
+        return True
 
     def kill(self) -> float:
         """Stop this member abruptly; returns the kill's wall-clock time."""
@@ -493,6 +518,12 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 out.update(steady(run, counts, svc, args.window))
             kill_phase(run, counts, svc, args, rng, out)
             out["errors"] += run.errors
+            out["rendezvous_failed"] = out.get("rendezvous_failed", 0) + sum(
+                m.rendezvous_failed for m in run.members
+            )
+            out["requorums_without_death"] = out.get("requorums_without_death", 0) + sum(
+                1 for m in run.members for a in m.adoptions if not a.dead
+            )
             _close(run)
             if rounds == 1:
                 out["store_capacity_rps"] = store_capacity(
@@ -522,10 +553,17 @@ def steady(run: Run, counts: Counts, svc: Service, window: float) -> dict[str, A
         "per_member_rps": (store_requests(diff) + lighthouse_requests(diff)) / dt / n,
         "per_member_rps_with_probes": (
             store_requests(diff) + lighthouse_requests(diff) + probes(diff)
-        ) / dt / n,
+        )
+        / dt
+        / n,
         "service_cpu": (cpu1 - cpu0) / dt,
         "service_cpu_per_member": (cpu1 - cpu0) / dt / n,
     }
+
+
+def decided(member: Member, since: int, dead: int) -> Adoption | None:
+    """``member``'s first adoption from its ``since``-th on of a quorum without ``dead``."""
+    return next((a for a in member.adoptions[since:] if dead in a.dead), None)
 
 
 def kill_phase(
@@ -548,10 +586,10 @@ def kill_phase(
         t_kill = v.kill()
         deadline = time.monotonic() + 4 * args.heartbeat_timeout + 30.0
         while time.monotonic() < deadline and not run.errors:
-            if all(len(m.adoptions) > before[m.group] for m in survivors):
+            if all(decided(s, before[s.group], v.group) for s in survivors):
                 break
             time.sleep(0.01)
-        got = [m.adoptions[before[m.group]] for m in survivors if len(m.adoptions) > before[m.group]]
+        got = [a for s in survivors if (a := decided(s, before[s.group], v.group))]
         if len(got) < len(survivors):
             run.errors.append(f"kill of group {v.group}: {len(got)} of {len(survivors)} adopted")
             return
@@ -560,14 +598,21 @@ def kill_phase(
         agreed = len(ids) == 1 and deads == {(v.group,)}
         if not agreed:
             run.errors.append(f"kill of group {v.group}: quorums {ids}, dead {deads}")
-        out["kills"].append({
-            "group": v.group,
-            "offset_s": offset,
-            "agreed": agreed,
-            "created_s": got[0].created - t_kill,
-            "adopted_s": [a.adopted - t_kill for a in got],
-            "cpu_s": [a.cpu for a in got],
-        })  # fmt: skip
+        # Each survivor is back in its steps (its rendezvous done) before the next kill.
+        while time.monotonic() < deadline and any(
+            s.adoptions[-1].quorum_id < max(ids) for s in survivors
+        ):
+            time.sleep(0.01)
+        out["kills"].append(
+            {
+                "group": v.group,
+                "offset_s": offset,
+                "agreed": agreed,
+                "created_s": got[0].created - t_kill,
+                "adopted_s": [a.adopted - t_kill for a in got],
+                "cpu_s": [a.cpu for a in got],
+            }
+        )
 
 
 def _close(run: Run) -> None:
@@ -734,8 +779,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                    help="the lighthouse's heartbeat timeout in seconds (3.0)")  # fmt: skip
     p.add_argument("--heartbeat-interval", type=float, default=HEARTBEAT_INTERVAL,
                    help="each member's heartbeat period in seconds (0.5)")  # fmt: skip
-    p.add_argument("--window", type=float, default=WINDOW,
-                   help="seconds of failure-free steps the request rates are counted over")
+    p.add_argument(
+        "--window",
+        type=float,
+        default=WINDOW,
+        help="seconds of failure-free steps the request rates are counted over",
+    )
     p.add_argument("--json", type=Path, help="write every figure to this JSON file")
     p.add_argument("--plot", type=Path, help="write the plot to this PNG file")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)

@@ -82,7 +82,7 @@ HEARTBEAT_INTERVAL = 0.5
 STEP = 1.0
 KILLS = 20
 WINDOW = 10.0
-QUORUM_POLL = 1.0
+QUORUM_POLL = 10.0
 QUORUM_TIMEOUT = 300.0
 #: The lighthouse's longest wait for a heartbeating member that has not joined a quorum.
 JOIN_TIMEOUT_MS = 120_000
@@ -310,7 +310,9 @@ class Run:
         self.n = n
         self.args = args
         self.layout = Layout.cyclic(n, 2)
-        self.identity = fingerprint(self.layout, seed=0, steps=1_000_000, ranks=1)
+        self.identity: dict[str, Any] | None = None
+        if args.identity == "full":
+            self.identity = fingerprint(self.layout, seed=0, steps=1_000_000, ranks=1)
         self._lock = threading.Lock()
         self._barriers: dict[str, threading.Barrier] = {}
         self.stopping = threading.Event()
@@ -374,7 +376,7 @@ class Member:
             store_addr=self.run.svc.store_addr,
             heartbeat_interval=timedelta(seconds=a.heartbeat_interval),
             quorum_timeout=timedelta(seconds=QUORUM_TIMEOUT),
-            quorum_poll=timedelta(seconds=QUORUM_POLL),
+            quorum_poll=timedelta(seconds=a.quorum_poll),
         )
         try:
             m = self.membership = Membership(settings, lambda: (self.committed, True))
@@ -748,6 +750,7 @@ def _child(n: int, args: argparse.Namespace) -> dict[str, Any]:
         "--kills", str(args.kills), "--step", repr(args.step),
         "--heartbeat-timeout", repr(args.heartbeat_timeout),
         "--heartbeat-interval", repr(args.heartbeat_interval), "--window", repr(args.window),
+        "--identity", args.identity, "--quorum-poll", repr(args.quorum_poll),
     ]  # fmt: skip
     env = dict(os.environ, RUST_LOG="warn", PYTHONPATH=str(ROOT))
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
@@ -785,6 +788,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=WINDOW,
         help="seconds of failure-free steps the request rates are counted over",
     )
+    p.add_argument(
+        "--quorum-poll",
+        type=float,
+        default=QUORUM_POLL,
+        help="how long one quorum request waits before it is sent again (10.0)",
+    )
+    p.add_argument(
+        "--identity",
+        choices=("full", "none"),
+        default="full",
+        help="the run identity in each member's quorum data: as a group sends it (full, the "
+        "default), or none (to tell its share of the quorum answers' cost)",
+    )
     p.add_argument("--json", type=Path, help="write every figure to this JSON file")
     p.add_argument("--plot", type=Path, help="write the plot to this PNG file")
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -796,7 +812,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     for s in [*args.size_list, *([args.one] if args.one is not None else [])]:
         if s < 4:
             p.exit(2, f"--sizes: N = {s} must be >= 4\n")
-    for name in ("kills", "step", "heartbeat_timeout", "heartbeat_interval", "window"):
+    for name in ("kills", "step", "heartbeat_timeout", "heartbeat_interval", "window",
+                 "quorum_poll"):  # fmt: skip
         if getattr(args, name) <= 0:
             p.exit(2, f"--{name.replace('_', '-')} = {getattr(args, name)} must be > 0\n")
     if args.heartbeat_interval * 2 > args.heartbeat_timeout:
@@ -817,8 +834,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     rows = measure(args.size_list, args)
     print(table(rows))
-    settings = {k: getattr(args, k) for k in ("kills", "step", "heartbeat_timeout",
-                                               "heartbeat_interval", "window")}  # fmt: skip
+    names = ("kills", "step", "heartbeat_timeout", "heartbeat_interval", "window",
+             "quorum_poll", "identity")  # fmt: skip
+    settings = {k: getattr(args, k) for k in names}
     if args.json:
         args.json.write_text(json.dumps({"settings": settings, "rows": rows}, indent=1) + "\n")
     if args.plot:

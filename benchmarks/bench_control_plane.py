@@ -86,6 +86,8 @@ QUORUM_POLL = 10.0
 QUORUM_TIMEOUT = 300.0
 #: The lighthouse's longest wait for a heartbeating member that has not joined a quorum.
 JOIN_TIMEOUT_MS = 120_000
+#: Members of the harness process that connect at the same time.
+CONNECTING = 32
 #: The store capacity probe: client threads, seconds.
 CAPACITY_THREADS, CAPACITY_SECONDS = 16, 2.0
 
@@ -242,6 +244,15 @@ class Service:
                 self.proc.wait()
 
 
+def _die_with_parent() -> None:
+    """In the service's process before it runs: SIGKILL when the harness process dies (a
+    harness killed by its watchdog or a timeout leaves no service behind)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 @contextlib.contextmanager
 def service(heartbeat_timeout: float, tick_ms: int = 20) -> Iterator[Service]:
     env = dict(os.environ, RUST_LOG="warn")
@@ -250,7 +261,9 @@ def service(heartbeat_timeout: float, tick_ms: int = 20) -> Iterator[Service]:
         "--store-port", "0", "--heartbeat-timeout-ms", str(int(heartbeat_timeout * 1000)),
         "--join-timeout-ms", str(JOIN_TIMEOUT_MS), "--quorum-tick-ms", str(tick_ms),
     ]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT, preexec_fn=_die_with_parent
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline().split()  # "lighthouse http://H:P  store H:P  (...)"
@@ -319,6 +332,13 @@ class Run:
         self.step_passed = threading.Condition()
         self.steps_passed = 0
         self.errors: list[str] = []
+        #: The members connecting at once: this one process stands in for N hosts, whose
+        #: connects would not queue for one interpreter.
+        self.starting = threading.BoundedSemaphore(CONNECTING)
+        #: Set once every member has connected: then all ask to form the run (as processes
+        #: started together on N hosts would, rather than one by one as this process
+        #: connects them).
+        self.launched = threading.Event()
         self.members = [Member(self, g) for g in range(n)]
 
     def barrier(self, prefix: str, parties: int) -> threading.Barrier:
@@ -360,7 +380,7 @@ class Member:
         #: Whether the current membership's rendezvous succeeded; how often one did not.
         self.built = False
         self.rendezvous_failed = 0
-        self.connected_at = self.formed_at = 0.0
+        self.connected_at = self.formed_at = self.form_cpu = 0.0
         self.adoptions: list[Adoption] = []
         self.thread = threading.Thread(target=self._main, name=f"member-{group}", daemon=True)
 
@@ -381,11 +401,15 @@ class Member:
         try:
             m = self.membership = Membership(settings, lambda: (self.committed, True))
             m.identity = self.run.identity
-            m.connect()
+            with self.run.starting:  # a launch of many hosts, not one connect storm
+                m.connect()
             self.connected_at = time.monotonic()
+            self.run.launched.wait()
+            c0 = time.thread_time()
             quorum, valid = m.form(self.decider.uncovered)
             m.adopt(quorum, valid)
             self.formed_at = time.monotonic()
+            self.form_cpu = time.thread_time() - c0
             self.built = self._rendezvous(m)
             self._steps(m)
         except BaseException as exc:  # noqa: BLE001 - recorded, the benchmark fails on it
@@ -503,9 +527,17 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             rss0 = rss_bytes()
             run = Run(svc, n, args)
             t0 = time.monotonic()
+            threading.Thread(target=progress, args=(run, out, t0), daemon=True).start()
             for m in run.members:
                 m.thread.start()
             deadline = t0 + QUORUM_TIMEOUT
+            while time.monotonic() < deadline and not run.errors:
+                if all(m.connected_at for m in run.members):
+                    break
+                time.sleep(0.05)
+            t1 = time.monotonic()
+            out.setdefault("connect_s", []).append(t1 - t0)
+            run.launched.set()
             while time.monotonic() < deadline and not run.errors:
                 if all(m.formed_at for m in run.members):
                     break
@@ -514,7 +546,8 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 out["errors"] += run.errors or [f"N = {n}: not formed in {QUORUM_TIMEOUT} s"]
                 _close(run)
                 break
-            out["formation_s"].append(max(m.formed_at for m in run.members) - t0)
+            out["formation_s"].append(max(m.formed_at for m in run.members) - t1)
+            out.setdefault("form_cpu_s", []).extend(m.form_cpu for m in run.members)
             if rounds == 1:
                 out["rss_per_member_bytes"] = (rss_bytes() - rss0) / n
                 out.update(steady(run, counts, svc, args.window))
@@ -535,6 +568,19 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             break
     out["rounds"] = rounds
     return summarise(out)
+
+
+def progress(run: Run, out: dict[str, Any], t0: float, every: float = 10.0) -> None:
+    """A line on stderr every ``every`` seconds: how far the run is."""
+    while not run.stopping.wait(every):
+        connected = sum(1 for m in run.members if m.connected_at)
+        formed = sum(1 for m in run.members if m.formed_at)
+        print(
+            f"progress: N = {run.n} at {time.monotonic() - t0:.0f} s: {connected} connected, "
+            f"{formed} formed, {len(out['kills'])} kills decided, {len(run.errors)} errors",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def steady(run: Run, counts: Counts, svc: Service, window: float) -> dict[str, Any]:
@@ -656,6 +702,10 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
             adopt_cpu_median_s=statistics.median(cpu),
             adopt_cpu_p99_s=pct(cpu, 0.99),
         )
+    if out.get("form_cpu_s"):
+        out["form_cpu_median_s"] = statistics.median(out.pop("form_cpu_s"))
+    if out.get("connect_s"):
+        out["connect_max_s"] = max(out["connect_s"])
     if out["formation_s"]:
         out["formation_median_s"] = statistics.median(out["formation_s"])
         out["formation_max_s"] = max(out["formation_s"])

@@ -276,15 +276,15 @@ def service(heartbeat_timeout: float, tick_ms: int = 20) -> Iterator[Service]:
 
 
 def store_capacity(addr: tuple[str, int], store_cls: Any, threads: int, seconds: float) -> float:
-    """``add`` requests per second that ``threads`` client threads get from the store."""
+    """``add`` requests per second that ``threads`` client threads get from the store (each
+    counts its own ``seconds`` from the moment all have connected)."""
     done = [0] * threads
-    start = threading.Barrier(threads + 1)
-    stop = time.monotonic() + seconds + 0.5
+    start = threading.Barrier(threads)
 
     def hammer(i: int) -> None:
-        s = store_cls(addr[0], addr[1], is_master=False, timeout=timedelta(seconds=30))
+        s = store_cls(addr[0], addr[1], is_master=False, timeout=timedelta(seconds=60))
         start.wait()
-        n, t_end = 0, stop
+        n, t_end = 0, time.monotonic() + seconds
         while time.monotonic() < t_end:
             s.add(f"capacity/{i}", 1)
             n += 1
@@ -293,11 +293,9 @@ def store_capacity(addr: tuple[str, int], store_cls: Any, threads: int, seconds:
     ts = [threading.Thread(target=hammer, args=(i,)) for i in range(threads)]
     for t in ts:
         t.start()
-    start.wait()
-    t0 = time.monotonic()
     for t in ts:
         t.join()
-    return sum(done) / (time.monotonic() - t0)
+    return sum(done) / seconds
 
 
 # ---------------------------------------------------------------------------- members
@@ -524,6 +522,10 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
                 installed = True
             else:
                 counts.watch(svc.store_addr[1], svc.lighthouse_port)
+            if rounds == 1:
+                out["store_capacity_before_rps"] = store_capacity(
+                    svc.store_addr, real_store, CAPACITY_THREADS, CAPACITY_SECONDS
+                )
             rss0 = rss_bytes()
             run = Run(svc, n, args)
             t0 = time.monotonic()
@@ -561,7 +563,7 @@ def run_size(n: int, args: argparse.Namespace) -> dict[str, Any]:
             )
             _close(run)
             if rounds == 1:
-                out["store_capacity_rps"] = store_capacity(
+                out["store_capacity_after_rps"] = store_capacity(
                     svc.store_addr, real_store, CAPACITY_THREADS, CAPACITY_SECONDS
                 )
         if out["errors"]:
@@ -632,7 +634,7 @@ def kill_phase(
         survivors = [m for m in run.alive() if m is not v]
         before = {m.group: len(m.adoptions) for m in survivors}
         t_kill = v.kill()
-        deadline = time.monotonic() + 4 * args.heartbeat_timeout + 30.0
+        deadline = time.monotonic() + 4 * args.heartbeat_timeout + 120.0
         while time.monotonic() < deadline and not run.errors:
             if all(decided(s, before[s.group], v.group) for s in survivors):
                 break
@@ -709,6 +711,10 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
     if out["formation_s"]:
         out["formation_median_s"] = statistics.median(out["formation_s"])
         out["formation_max_s"] = max(out["formation_s"])
+    caps = [out[k] for k in ("store_capacity_before_rps", "store_capacity_after_rps") if k in out]
+    if caps:
+        # The machine is shared: the better of the two measurements is the store's capacity.
+        out["store_capacity_rps"] = max(caps)
     cap = out.get("store_capacity_rps")
     if cap:
         out["store_share"] = out["store_rps"] / cap

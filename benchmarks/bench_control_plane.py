@@ -1,29 +1,36 @@
-"""The executor's control plane at N = 16 to 1,024 groups (pytest-benchmark, and a script).
+"""The executor's control plane at hundreds of groups (pytest-benchmark, and a script).
 
-Run the table of the documentation's "Scale" page with::
+Run the table of the documentation's "Scale" page (docs/guide/scale.md) with::
 
-    python benchmarks/bench_control_plane.py --sizes 16,64,256,1024 \\
+    python benchmarks/bench_control_plane.py --sizes 16,64,256 --kills 20 \\
         --json docs/guide/scale.json --plot docs/guide/scale.png
 
-or, as a benchmark (N = 16 and 64 unless ``SPARE_FAST_CP_SIZES`` names others)::
+(N = 1,024 members do not fit in one harness process on a 2-core machine: that page says why.)
+
+As a benchmark (N = 16 and 64 unless ``SPARE_FAST_CP_SIZES`` names others)::
 
     python -m pytest benchmarks/bench_control_plane.py --benchmark-enable --benchmark-only -s
 
 **What runs.** N members of the real membership code, unchanged: each is a
 :class:`~spare_fast.torch._membership.Membership` built from a
 :class:`~spare_fast.torch._settings.MemberSettings`, which connects (lighthouse heartbeats,
-the store liveness guard, the watchdog), forms the run (``form``, ``adopt``), and after each
-failure asks for a shrink-only quorum, checks its participants (``valid``), runs the real
-controller (:class:`~spare_fast.torch._decisions.Decider`) and publishes the view
-(``adopt``), as :class:`~spare_fast.torch._recovery.Recovery` does. The quorum data carries
-the run identity a group sends (:func:`~spare_fast.torch._identity.fingerprint`, static
-fields). The lighthouse and the store are the real ones, served by ``spare-fast lighthouse``
-in a process of their own so that their CPU is read from ``/proc``. The members are threads
-of one harness process per N (a fresh one for each N).
+the store liveness guard, the process's shared watchdog), forms the run (``form`` with the
+layout's coverage check, ``adopt``), guards each membership's rendezvous through
+``Bounds.guarded`` as ``Recovery.build_pg`` does, and after each failure asks for a
+shrink-only quorum, checks its participants (``valid``), runs the real controller
+(:class:`~spare_fast.torch._decisions.Decider`) and publishes the view (``adopt``), as
+:class:`~spare_fast.torch._recovery.Recovery` does. The quorum data carries the run identity a
+group sends (:func:`~spare_fast.torch._identity.fingerprint`, static fields; ``--identity
+none`` leaves it out, to tell its cost). The lighthouse and the store are the real ones,
+served by ``spare-fast lighthouse`` in a process of their own so that their CPU is read from
+``/proc``. The members are threads of one harness process per N (a fresh one for each N);
+they connect 32 at a time and ask to form once all have connected, as N processes launched
+together on N hosts would.
 
 **What it leaves out: the data plane.** A member's step is a sleep of the step time followed
 by a barrier of the current members held in the harness; there is no gradient compute, no
-all-reduce, no process-group rebuild (``Recovery.build_pg``) and no heal. A kill stops a
+all-reduce, no process-group rebuild (its rendezvous is a second barrier, watched by the real
+guard) and no heal. A kill stops a
 member abruptly: its :meth:`Membership.close` runs without telling anybody (its lighthouse
 heartbeats and store beats stop) and its barrier breaks at once, so every survivor waiting in
 it fails at the same moment, as gloo's ring does when a peer's socket closes; those still in
@@ -33,7 +40,8 @@ leave too few groups.
 
 **What it reports, for each N.**
 
-- formation: from starting the N members to the last of them holding the formed quorum;
+- formation: from the moment all N members have connected to the last of them holding the
+  formed quorum (the connects are reported apart: one interpreter makes them for N hosts);
 - kill to agreed decision, median and p99 over the kills: the lighthouse's creation time of
   the quorum that excludes the dead member (every survivor receives that same quorum), and
   when each survivor adopted it (pooled over survivors and kills), both from the kill; and
@@ -47,7 +55,8 @@ leave too few groups.
 - memory per member: the harness process's RSS growth from before the members started to
   after they formed, over N;
 - the store's capacity in the same run: 16 client threads calling ``add`` for 2 s against the
-  same store once the members are gone; the request rates are also given as a share of it.
+  same store, before the members start and once they are gone (the better of the two); the
+  request rates are also given as a share of it.
 
 Nothing asserts a time. The benchmark asserts that every kill was agreed: every survivor
 adopted one quorum, the same, which excludes the killed member and no live one.

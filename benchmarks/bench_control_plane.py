@@ -696,6 +696,20 @@ def _close(run: Run) -> None:
         m.thread.join(5.0)
 
 
+def compact(kill: dict[str, Any]) -> None:
+    """One kill's per-survivor lists replaced by their median, p99 and maximum."""
+    adopted, cpu = kill.pop("adopted_s", None), kill.pop("cpu_s", None)
+    if adopted:
+        kill.update(
+            survivors=len(adopted),
+            adopted_median_s=statistics.median(adopted),
+            adopted_p99_s=pct(adopted, 0.99),
+            adopted_max_s=max(adopted),
+        )
+    if cpu:
+        kill["cpu_median_s"] = statistics.median(cpu)
+
+
 def summarise(out: dict[str, Any]) -> dict[str, Any]:
     kills = out["kills"]
     if kills:
@@ -713,6 +727,8 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
             adopt_cpu_median_s=statistics.median(cpu),
             adopt_cpu_p99_s=pct(cpu, 0.99),
         )
+        for k in kills:  # per kill, its summary (the pooled figures above keep every one)
+            compact(k)
     if out.get("form_cpu_s"):
         out["form_cpu_median_s"] = statistics.median(out.pop("form_cpu_s"))
     if out.get("connect_s"):

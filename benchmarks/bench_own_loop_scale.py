@@ -73,7 +73,7 @@ def run_case(n: int, heartbeat: float, absent: int = 0, out: str | None = None) 
         backend = functools.partial(gloo_backend, host="127.0.0.2")
         with LoopRun(
             layout, STEPS, folder, pause=0.0, heartbeat_timeout=heartbeat, backend=backend,
-            slots=n + absent + 1, logs=out is not None,
+            slots=n + absent + 1,
         ) as run:  # fmt: skip
             t0 = time.monotonic()
             slots = {g: run.start(g, **options) for g in range(n) if g not in late}
@@ -141,17 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heartbeat", type=float, default=5.0, help="heartbeat timeout, s")
     parser.add_argument("--absent", type=int, default=0, help="groups started late")
     parser.add_argument("--json", default=None, help="write the rows here")
-    parser.add_argument("--out", default=None, help="keep the workers' files and logs here")
     args = parser.parse_args(argv)
     rows = []
     print("| N | r | absent | formation s | kill -> decision s (median over survivors) | "
           "/ heartbeat | process-group build s (size: median) | max rel diff |")  # fmt: skip
     print("|---:|---:|---:|---:|---|---|---|---:|")
     for n in (int(x) for x in args.sizes.split(",")):
-        out = None if args.out is None else os.path.join(args.out, f"n{n}")
-        if out is not None:
-            os.makedirs(out, exist_ok=True)
-        row = run_case(n, args.heartbeat, args.absent, out)
+        row = run_case(n, args.heartbeat, args.absent)
         rows.append(row)
         kd = ", ".join(f"{x:.2f}" for x in row["kill_to_decision_s"])
         ratio = ", ".join(f"{x / args.heartbeat:.2f}" for x in row["kill_to_decision_s"])

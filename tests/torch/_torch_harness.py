@@ -555,6 +555,16 @@ class LoopRun:
                 raise TimeoutError(f"condition not met within {timeout} s: {seen}")
             time.sleep(0.001)
 
+    def result(self, slot: int) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """The final parameters and the events file the finished process in ``slot`` wrote."""
+        import json
+
+        group, proc = self.procs[slot]
+        tag = f"g{group}-p{proc.pid}"
+        params = torch.load(os.path.join(self.out, f"final-{tag}.pt"), weights_only=True)
+        with open(os.path.join(self.out, f"events-{tag}.json"), encoding="utf-8") as fh:
+            return params, json.load(fh)
+
     def kill(self, slot: int) -> int:
         """SIGKILL the process in ``slot`` by its PID; returns the PID."""
         pid = self.state(slot)[0]

@@ -8,7 +8,6 @@ process's weights are compared with the failure-free single-process reference.
 from __future__ import annotations
 
 import functools
-import json
 import os
 
 import pytest
@@ -27,14 +26,6 @@ from spare_fast import Controller, Layout
 from spare_fast.torch import Phase, ShardSampler, SpareGroup, TrainSpec, mlp
 
 STEPS, LAYOUT = LOOP_STEPS, LOOP_LAYOUT
-
-
-def _result(run: LoopRun, slot: int) -> tuple[dict[str, torch.Tensor], dict]:
-    group, proc = run.procs[slot]
-    tag = f"g{group}-p{proc.pid}"
-    params = torch.load(os.path.join(run.out, f"final-{tag}.pt"), weights_only=True)
-    with open(os.path.join(run.out, f"events-{tag}.json"), encoding="utf-8") as fh:
-        return params, json.load(fh)
 
 
 def _kill_and_replace(run: LoopRun, **slow: float) -> int:
@@ -64,7 +55,7 @@ def _check(run: LoopRun, finished: list[int], reference: dict[str, torch.Tensor]
     events = None
     depths = set()
     for slot in finished:
-        params, rec = _result(run, slot)
+        params, rec = run.result(slot)
         assert max_rel_diff(params, reference) <= 1e-10, f"slot {slot} differs from the reference"
         events = rec["events"] if events is None else events
         depths.add(rec["depth"])
@@ -121,7 +112,7 @@ def test_second_failure_right_after_a_rejoin(tmp_path, mlp_reference) -> None:
     calls = [("fail", [3]), ("rejoin", [3]), ("fail", [1])]
     assert [e["depth"] for e in events] == _expected(calls) == [2, 1, 2]
     assert events[2]["patch_computed"], "the killed group's types were recomputed in-step"
-    _, rec = _result(run, new)
+    _, rec = run.result(new)
     assert rec["groups_built"] and {size for _, size in rec["groups_built"]} <= {3, 4}
 
 

@@ -358,7 +358,7 @@ class SpareGroup:
             return
         self._closed = True
         self.membership.close()
-        self.collectives.drop()
+        self.collectives.release()
         if self.ledger is not None:
             self.ledger.close()
 

@@ -1,11 +1,15 @@
 """The run identity: what must be equal in every group of a run, compared before step 0.
 
 Each group derives a fingerprint of the run it is about to train: the number of groups N, the
-redundancy r, the layout's stacks, the seed, the ranks per group K, the steps, whether the
-gradients are added in type order (the reduced buffer's length depends on it), and a SHA-256
-of its initial state (parameters, buffers and optimizer state). The groups compare their
+redundancy r, a SHA-256 of the layout's stacks, the seed, the ranks per group K, the steps,
+whether the gradients are added in type order (the reduced buffer's length depends on it), and
+a SHA-256 of its initial state (parameters, buffers and optimizer state). The groups compare their
 fingerprints when the run forms (each carries its own in its quorum data) and stop before any
-step if one differs, naming the field and the groups. A replacement's state is not comparable
+step if one differs, naming the field and the groups. The stacks travel as their digest: the
+identity is then a few hundred bytes whatever N is, and a quorum answer, which holds every
+participant's identity, grows as O(N) rather than O(N^2) (at N = 1,024 the stacks themselves
+would be 12 kB per participant). A layout that differs is still found; the message names the
+stacks, not the layer. A replacement's state is not comparable
 (it has none until it is healed): only its static fields are compared before it is admitted.
 """
 
@@ -15,6 +19,7 @@ import hashlib
 import os
 from typing import Any
 
+import numpy as np
 import torch
 
 from spare_fast.torch._errors import IdentityMismatch
@@ -25,6 +30,7 @@ __all__ = [
     "fingerprint",
     "of_group",
     "ranks_per_group",
+    "stacks_digest",
     "state_digest",
 ]
 
@@ -56,6 +62,15 @@ def _feed(h: Any, value: Any) -> None:
         h.update(repr(value).encode())
 
 
+def stacks_digest(stacks: Any) -> str:
+    """SHA-256 (hex, 32 digits) of a layout's stacks: the group count, the stack depth and
+    every entry, in group order."""
+    arr = np.ascontiguousarray(np.asarray(stacks, dtype=np.int64))
+    h = hashlib.sha256(f"stacks{arr.shape}".encode())
+    h.update(arr.tobytes())
+    return h.hexdigest()[:32]
+
+
 def state_digest(model: torch.nn.Module, optimizer: Any) -> str:
     """SHA-256 (hex) of the model's parameters and buffers and the optimizer's state."""
     h = hashlib.sha256()
@@ -83,7 +98,7 @@ def fingerprint(
         "keyed": bool(keyed),
         "n": int(layout.n_groups),
         "r": int(layout.redundancy),
-        "stacks": [[int(t) for t in row] for row in layout.stacks],
+        "stacks": stacks_digest(layout.stacks),
         "seed": int(seed),
         "ranks": int(ranks),
         "steps": int(steps),
@@ -99,6 +114,23 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:16] + "..."
 
 
+def _groups(gs: list[int]) -> str:
+    """``gs`` as written in a mismatch: the list, or past 8 groups its runs (``[0-4, 6-1023]``,
+    so that a thousand groups do not fill the line)."""
+    if len(gs) <= 8:
+        return str(gs)
+    runs: list[str] = []
+    start = prev = gs[0]
+    for g in [*gs[1:], None]:
+        if g is not None and g == prev + 1:
+            prev = g
+            continue
+        runs.append(str(start) if start == prev else f"{start}-{prev}")
+        if g is not None:
+            start = prev = g
+    return f"[{', '.join(runs)}] ({len(gs)} groups)"
+
+
 def compare(identities: dict[int, Any], fields: tuple[str, ...] | None = None) -> None:
     """Raise :class:`IdentityMismatch` naming the first field that differs among the groups'
     identities (and the groups holding each value); return if they agree.
@@ -107,6 +139,11 @@ def compare(identities: dict[int, Any], fields: tuple[str, ...] | None = None) -
     """
     if fields is None:
         fields = STATIC_FIELDS + ("state",)
+    values = list(identities.values())
+    if isinstance(values[0] if values else None, dict) and all(
+        isinstance(v, dict) and all(v.get(k) == values[0].get(k) for k in fields) for v in values
+    ):
+        return  # all equal (the usual case): one pass, nothing to report
     for name in fields:
         by_value: dict[str, list[int]] = {}
         for g in sorted(identities):
@@ -119,7 +156,7 @@ def compare(identities: dict[int, Any], fields: tuple[str, ...] | None = None) -
             by_value.setdefault(repr(ident.get(name)), []).append(g)
         if len(by_value) > 1:
             parts = "; ".join(
-                f"groups {gs} have {_short(v)}"
+                f"groups {_groups(gs)} have {_short(v)}"
                 for v, gs in sorted(by_value.items(), key=lambda kv: (-len(kv[1]), kv[1]))
             )
             raise IdentityMismatch(

@@ -175,7 +175,9 @@ class Membership:
             "state": has_state,
             "pid": os.getpid(),
             "replica": self.replica_id,
-            "identity": self.identity,
+            # The identity is compared when the run forms and when a replacement is admitted:
+            # a member of the formed run sends none (its quorums are then O(N) bytes smaller).
+            "identity": None if self.members else self.identity,
             "ranks": self.n_ranks,
         }
 

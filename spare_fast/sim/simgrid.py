@@ -84,6 +84,7 @@ __all__ = [
     "INSTALL_HINT",
     "Platform",
     "SimGridUnavailable",
+    "SimGridWorkerError",
     "StepPricer",
     "locate_simgrid",
     "network_allreduce",
@@ -119,6 +120,10 @@ SIMGRID_OPTIONS = (
 
 class SimGridUnavailable(RuntimeError):
     """SimGrid's Python bindings cannot be found; the message says how to install them."""
+
+
+class SimGridWorkerError(RuntimeError):
+    """The SimGrid worker process ended without an answer (SimGrid itself aborted)."""
 
 
 def locate_simgrid() -> tuple[str, bool]:
@@ -391,15 +396,27 @@ def _play(sg: Any, task: dict[str, Any], folder: str) -> Any:
             wait_until=wait_until,
         )
         run.run(run_sc.horizon * run_sc.t0)
-        # The clocks agree: SimGrid's, less the pricing, is the job's at its last event.
-        out["clock_gap"] = (e.clock - pricer.offset) - run.clock.now if run.counts.events else 0.0
-        out["result"] = run_report(run, time.perf_counter() - wall0)
+        report = run_report(run, time.perf_counter() - wall0)
+        # The steps after the last event, to the end (or the horizon), on SimGrid's clock too;
+        # then SimGrid's clock, less the pricing, is the job's.
+        wait_until(report.wall_clock)
+        out["clock_gap"] = (e.clock - pricer.offset) - report.wall_clock
+        out["result"] = report
         out["priced"] = pricer.simulated
 
-    kind = task["kind"]
-    host = e.host_by_name(f"g{sc.groups}")
-    sg.Actor.create("controller", host, controller if kind == "simulate" else allreduce_table)
+    body = controller if task["kind"] == "simulate" else allreduce_table
+
+    def actor() -> None:
+        # An exception that leaves an actor aborts SimGrid's process: keep it for the caller.
+        try:
+            body()
+        except Exception as exc:
+            out["error"] = exc
+
+    sg.Actor.create("controller", e.host_by_name(f"g{sc.groups}"), actor)
     e.run()
+    if "error" in out:
+        raise out["error"]
     if "result" not in out:  # pragma: no cover - the actor died inside SimGrid
         raise RuntimeError("the SimGrid controller actor ended without a result")
     return out
@@ -450,7 +467,9 @@ def _run_worker(task: dict[str, Any]) -> Any:
         if not os.path.exists(result_path):
             lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
             last = lines[-1] if lines else "no message"
-            raise RuntimeError(f"the SimGrid worker exited with status {proc.returncode}: {last}")
+            raise SimGridWorkerError(
+                f"the SimGrid worker exited with status {proc.returncode}: {last}"
+            )
         with open(result_path, "rb") as f:
             status, value = pickle.load(f)
     if status == "error":

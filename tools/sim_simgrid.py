@@ -350,10 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = []
     for title, fn in sections:
-        text += [f"#### {title}", "", fn(rows), ""]
+        text += [f"### {title}", "", fn(rows), ""]
     if os.path.exists(net_path):
         with open(net_path) as f:
-            text += ["#### (b) The all-reduce: SimGrid's network model and the analytic T_a", ""]
+            text += ["### (b) The all-reduce: SimGrid's network model and the analytic T_a", ""]
             text += [f.read()]
     with open(os.path.join(args.out, "simgrid.md"), "w") as f:
         f.write("\n".join(text).rstrip() + "\n")

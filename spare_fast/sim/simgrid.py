@@ -50,11 +50,11 @@ References
 
 Examples
 --------
->>> from spare_fast.sim import Scenario
->>> from spare_fast.sim import simgrid
->>> rep = simgrid.simulate(Scenario(groups=20, steps=20, mtbf=600.0), "spare", redundancy=3)
-... # doctest: +SKIP
->>> rep.completed  # doctest: +SKIP
+Needs SimGrid (a worker process, about a second):
+
+>>> from spare_fast.sim import Scenario, simgrid
+>>> sc = Scenario(groups=20, steps=20)
+>>> simgrid.simulate(sc, "spare", redundancy=3).completed  # doctest: +SKIP
 True
 """
 

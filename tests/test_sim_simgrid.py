@@ -142,6 +142,22 @@ def test_calibrated_engine_makes_the_native_decisions(scheme: str, r: int | None
 
 
 @needs_simgrid
+def test_rejoins_go_through_the_controller_actor_as_natively() -> None:
+    sc = SMALL.replace(allreduce=SMALL.allreduce_time, repair=600.0)
+    nat = simulate(sc, "spare", redundancy=4, seed=2)
+    sg = sgengine.simulate(sc, "spare", redundancy=4, seed=2)
+    assert nat.rejoins > 0
+    assert (sg.rejoins, sg.failures, sg.restarts) == (nat.rejoins, nat.failures, nat.restarts)
+
+
+@needs_simgrid
+def test_zero_allreduce_is_no_network() -> None:
+    assert sgengine.network_allreduce(SMALL.replace(allreduce=0.0), [60, 10]) == {60: 0.0, 10: 0.0}
+    rep = sgengine.simulate(SMALL.replace(allreduce=0.0, steps=20), "spare", redundancy=4)
+    assert rep.scenario.allreduce == 0.0 and rep.t0 == 20 * SMALL.compute
+
+
+@needs_simgrid
 def test_same_seed_same_report() -> None:
     a = sgengine.simulate(SMALL, "spare", redundancy=4, seed=5, timeline=False)
     b = sgengine.simulate(SMALL, "spare", redundancy=4, seed=5, timeline=False)

@@ -362,6 +362,9 @@ def _play(sg: Any, task: dict[str, Any], folder: str) -> Any:
 
     def allreduce_table() -> None:
         pricer = StepPricer(sg, e, platform, sc)
+        if sc.allreduce is not None and float(sc.allreduce) == 0.0:
+            out["result"] = {n: 0.0 for n in task["alive"]}
+            return
         if sc.allreduce is not None:
             pricer.calibrate(float(sc.allreduce))
         full = list(range(sc.groups))

@@ -92,6 +92,8 @@ __all__ = [
     "EventQueue",
     "Phase",
     "TimelineEvent",
+    "new_run",
+    "run_report",
     "default_redundancy",
     "domain_aware_layout",
     "make_layout",
@@ -122,6 +124,10 @@ class EventKind(IntEnum):
 _RUN, _SAVE, _RESTART, _DONE = Phase.RUN, Phase.SAVE, Phase.RESTART, Phase.DONE
 _RESTART_END, _SAVE_END = EventKind.RESTART_END, EventKind.SAVE_END
 _REPAIR, _FAILURE = EventKind.REPAIR, EventKind.FAILURE
+
+#: Prices one step's all-reduce over the alive groups, in seconds (another engine's network
+#: model; the native engine uses the scenario's constant).
+AllreducePricer = Callable[[AliveGroups], float]
 
 #: Safety stop: a run that needs more events than this (a failure storm far beyond any
 #: realistic scenario, e.g. per-GPU lifetimes of microseconds) ends as incomplete.
@@ -183,9 +189,18 @@ class _Run:
     #: the one-step-at-a-time path).
     batching = True
 
-    def __init__(self, sc: Scenario, scheme: Scheme, seed: int, record: bool) -> None:
+    def __init__(
+        self,
+        sc: Scenario,
+        scheme: Scheme,
+        seed: int,
+        record: bool,
+        allreduce_of: AllreducePricer | None = None,
+        wait_until: Callable[[float], None] | None = None,
+    ) -> None:
         self.sc = sc
         self.scheme = scheme
+        self.seed = int(seed)
         self.record = record
         ss = np.random.SeedSequence(int(seed))
         fail_ss, victim_ss, jitter_ss, repair_ss = ss.spawn(4)
@@ -205,6 +220,14 @@ class _Run:
             np.random.default_rng(jitter_ss), self.costs.jitter, bool(sc.sync_jitter)
         )
         self.alive = AliveGroups(sc, scheme.n_groups)
+        # The all-reduce of the next step over the alive groups: the scenario's constant, or
+        # what ``allreduce_of`` says for the alive set (re-priced when the set changes).
+        self.allreduce_of = allreduce_of
+        self.allreduce_now = self.costs.allreduce
+        # Called with each event's time before it is handled: another engine's clock (the
+        # SimGrid engine's controller actor sleeps until then).
+        self.wait_until = wait_until
+        self._reprice()
         self.clock = StepClock(steps=int(sc.steps))
         self.step = CurrentStep()
         self.ledger = Ledger()
@@ -232,6 +255,11 @@ class _Run:
         self.truncated = False
         self.timeline: list[tuple[float, TimelineEvent, int, int, int]] = []
         self._schedule_failure()
+
+    def _reprice(self) -> None:
+        """The alive set changed: price the next steps' all-reduce over it."""
+        if self.allreduce_of is not None:
+            self.allreduce_now = float(self.allreduce_of(self.alive))
 
     # -- failure clock ---------------------------------------------------------------------
     @property
@@ -271,7 +299,8 @@ class _Run:
         step.draw = u
         step.start = clock.now
         step.compute_end = clock.now + S * costs.compute * (1.0 + costs.jitter * u)
-        step.end = step.compute_end + costs.allreduce
+        step.end = step.compute_end + self.allreduce_now
+        step.allreduce = self.allreduce_now
         step.recovery = 0.0
         step.running = True
         self.scheme.begin_step()
@@ -297,7 +326,7 @@ class _Run:
         if n_done <= 0:
             return 0
         S = self.scheme.multiplier
-        c, a, j = costs.compute, costs.allreduce, costs.jitter
+        c, a, j = costs.compute, self.allreduce_now, costs.jitter
         d = S * c + a
         span = t_limit - clock.now
         # The time until a checkpoint is due.
@@ -335,7 +364,7 @@ class _Run:
 
     def _batch_scalar(self, n_hi: int, S: int, span: float, gap: float) -> int:
         """:meth:`_batch` for a few steps: the same sums, without numpy call overhead."""
-        c, a, j = self.costs.compute, self.costs.allreduce, self.costs.jitter
+        c, a, j = self.costs.compute, self.allreduce_now, self.costs.jitter
         d = S * c + a
         scj = S * c * j
         P = self.jitter.prefix
@@ -355,7 +384,11 @@ class _Run:
         return self._advance(n, float(tot), S)
 
     def _advance(self, n: int, tot: float, S: int) -> int:
-        """Book ``n`` failure-free steps at depth ``S`` that took ``tot`` seconds in all."""
+        """Book ``n`` failure-free steps at depth ``S`` that took ``tot`` seconds in all.
+
+        Useful work is priced at the failure-free all-reduce (``costs.allreduce``); where the
+        alive set's all-reduce differs, the difference is in the jitter bucket.
+        """
         clock, c, a = self.clock, self.costs.compute, self.costs.allreduce
         d = S * c + a
         self.ledger.book(n * (c + a), n * (S - 1) * c, tot - n * d)
@@ -435,6 +468,7 @@ class _Run:
         self._new_epoch()
         self.scheme.reset()
         self.alive.revive_all()
+        self._reprice()
         self.phase = _RESTART
         self.failure_model.restart_begins(clock.now)
         self._set_rate(0.0)
@@ -498,6 +532,7 @@ class _Run:
         counts.masked += 1
         for g in victims:
             alive.kill(g)
+        self._reprice()
         if self.repair_times is not None:
             for g in victims:
                 self.queue.push(now + self.repair_times.next(), _REPAIR, (self.epoch, g))
@@ -509,8 +544,11 @@ class _Run:
                 step.compute_end += extra
                 step.end += extra
                 step.recovery += extra
+                if self.allreduce_now != step.allreduce:  # the all-reduce runs without them
+                    step.end += self.allreduce_now - step.allreduce
+                    step.allreduce = self.allreduce_now
             else:  # the all-reduce in flight is lost: patch, then rerun it
-                new_end = now + extra + self.costs.allreduce
+                new_end = now + extra + self.allreduce_now
                 step.recovery += new_end - step.end
                 step.compute_end = now + extra
                 step.end = new_end
@@ -525,6 +563,7 @@ class _Run:
             return
         self.scheme.rejoin([g])
         self.alive.revive(g)
+        self._reprice()
         self.counts.rejoins += 1
         self.failure_model.revive(g, self.clock.now)
         self._set_rate(len(self.alive.members) / self.sc.groups)
@@ -581,6 +620,8 @@ class _Run:
             time_, kind, _seq, (stamp, arg) = q.pop()
             if stamp != stamps[kind]:  # stale: a redrawn failure, or voided by a restart
                 continue
+            if self.wait_until is not None:
+                self.wait_until(time_)
             clock.now = time_
             counts.events += 1
             if counts.events > MAX_EVENTS:
@@ -649,6 +690,34 @@ def simulate(
     >>> rep.time_to_train >= rep.t0 * 2.5
     True
     """
+    run = new_run(
+        scenario, scheme, redundancy=redundancy, layout=layout, seed=seed, timeline=timeline
+    )
+    wall0 = _time.perf_counter()
+    run.run(scenario.horizon * scenario.t0)
+    return run_report(run, _time.perf_counter() - wall0)
+
+
+def new_run(
+    scenario: Scenario,
+    scheme: str,
+    *,
+    redundancy: int | None = None,
+    layout: Layout | str | None = None,
+    seed: int = 0,
+    timeline: bool = True,
+    allreduce_of: AllreducePricer | None = None,
+    wait_until: Callable[[float], None] | None = None,
+) -> _Run:
+    """The run :func:`simulate` plays, before its first event: the arguments checked, the
+    scheme built and the failure, victim, jitter and repair streams seeded.
+
+    Another engine that plays the same run on its own clock (:mod:`spare_fast.sim.simgrid`)
+    gets its decision rules from here: ``allreduce_of`` prices a step's all-reduce over the
+    alive groups (called whenever they change), and ``wait_until`` is called with each event's
+    time before the event is handled.  Call ``run.run(horizon)``, then :func:`run_report`.
+    Arguments and errors as :func:`simulate`.
+    """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
     try:
@@ -656,15 +725,21 @@ def simulate(
     except ValueError as exc:  # a negative seed is the wrong kind of value, as documented
         raise TypeError(str(exc)) from None
     sch = make_scheme(scenario, scheme, redundancy, layout, seed)
-    wall0 = _time.perf_counter()
-    run = _Run(scenario, sch, int(seed), timeline)
+    return _Run(scenario, sch, int(seed), timeline, allreduce_of, wait_until)
+
+
+def run_report(run: _Run, sim_seconds: float) -> Report:
+    """The :class:`Report` of a run that :meth:`_Run.run` has played to its end or horizon.
+
+    ``sim_seconds`` is the host time the run took (the report's ``sim_seconds``).
+    """
+    scenario, sch = run.sc, run.scheme
     horizon = scenario.horizon * scenario.t0
-    run.run(horizon)
     completed = run.phase == _DONE
     clock, counts = run.clock, run.counts
     if not completed and not run.truncated:
         clock.now = horizon
-    tl = np.array(run.timeline, dtype=TIMELINE_DTYPE) if timeline else None
+    tl = np.array(run.timeline, dtype=TIMELINE_DTYPE) if run.record else None
     wall = clock.now
     losses = run.ledger.losses()
     down = losses["restart"] + losses["rework"] + losses["checkpoint"]
@@ -672,7 +747,7 @@ def simulate(
         scheme=sch.name,
         redundancy=sch.redundancy,
         layout=sch.layout_kind,
-        seed=int(seed),
+        seed=run.seed,
         groups=scenario.groups,
         completed=completed,
         time_to_train=wall if completed else math.inf,
@@ -696,7 +771,7 @@ def simulate(
         losses=losses,
         events=counts.events,
         decision_seconds=sch.decision_seconds,
-        sim_seconds=_time.perf_counter() - wall0,
+        sim_seconds=sim_seconds,
         timeline=tl,
         scenario=scenario,
     )

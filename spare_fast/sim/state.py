@@ -176,6 +176,7 @@ class CurrentStep:
     end: float = 0.0
     depth: int = 1  #: the stack depth it runs at, fixed at its start
     draw: float = 0.0  #: its jitter draw u (the slowest group's with sync jitter)
+    allreduce: float = 0.0  #: its all-reduce time, over the groups alive at its start
     recovery: float = 0.0  #: seconds masked failures added to it (decision, shrink, patch)
 
 

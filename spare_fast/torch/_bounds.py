@@ -164,6 +164,8 @@ class Bounds:
         self._reports = 0
         self._reported: set[str] = set()
         self._silent: set[str] = set()
+        #: A store client for rendezvous, free for the next one (see :meth:`guarded`).
+        self._rendezvous_store: Any = None
         self.lost: str | None = None  # the first service found unreachable, while it is
         self.lost_since = 0.0
         self.started = time.monotonic()
@@ -229,8 +231,14 @@ class Bounds:
 
         done = threading.Event()
         out: list[Any] = []
-        host, port = self.store_addr
-        store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
+        # The rendezvous client is made once and kept: a TCPStore connect can stall for
+        # seconds when many processes connect at once, as every member does after an event.
+        # Only a rendezvous given up on while its op still runs leaves its client to it.
+        with self._lock:
+            store, self._rendezvous_store = self._rendezvous_store, None
+        if store is None:
+            host, port = self.store_addr
+            store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
         if not key:
             key = "rdzv/" + ",".join(f"{g}={r}" for g, r in sorted(members.items()))
         now = time.monotonic()
@@ -246,6 +254,9 @@ class Bounds:
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 out.append((False, exc))
             done.set()
+            with self._lock:
+                if self._rendezvous_store is None:
+                    self._rendezvous_store = store
 
         threading.Thread(target=run, name="spare-rendezvous", daemon=True).start()
         try:

@@ -6,6 +6,13 @@ requests; the run's store carries what every process of an epoch must read the s
 - ``e{epoch}/formed``: the replica ids of the quorum that formed the epoch (all N groups);
 - ``e{epoch}/view``: the current members, their replica ids, the process-group prefix of the
   current membership and the members that still need the state;
+- ``e{epoch}/quorum`` and ``e{epoch}/quorum/at``: the last quorum the lowest member adopted
+  (its id, creation time and every participant's signed data) and its creation time. A
+  lighthouse answers a quorum only to the requests waiting when it forms: a process whose
+  request had just timed out (it asks again every ``quorum_poll``) is in that quorum but never
+  hears of it, and would hold every member's next rendezvous until its timeout. Between two
+  requests a process therefore reads ``quorum/at``, and takes a newer recorded quorum that
+  lists it as the lighthouse's answer;
 - ``e{epoch}/finished``: set once every member committed the last step;
 - ``join/count``: incremented by a waiting replacement; the lowest member reads it once per
   step and the count travels to every member in the step's sum;
@@ -31,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Collection
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import torch.distributed as dist
@@ -103,6 +111,8 @@ class Membership:
         self.auth = auth or RunKey(None)
         #: This process's run identity, sent in its quorum data (set before it forms/rejoins).
         self.identity: dict[str, Any] | None = None
+        #: Creation time (lighthouse seconds) of the last quorum this process adopted.
+        self.taken_at = -1.0
         self.gate = Gate(settings, self.replica_id, self.auth)
         self.joins = JoinCounter(settings.store_addr)
 
@@ -206,8 +216,29 @@ class Membership:
                     data=self.auth.sign_data(self._data()),
                 )
             except TimeoutError:
+                missed = self.missed()
+                if missed is not None:
+                    return missed
                 if time.monotonic() >= deadline:
                     raise
+
+    def missed(self) -> Any:
+        """The recorded quorum (see the module's notes) if it is newer than the last this
+        process took and lists it; None otherwise."""
+        at = read_json(self.store, f"e{self.epoch}/quorum/at", _is_number, self.auth)
+        if at is None or at <= self.taken_at:
+            return None
+        rec = read_json(self.store, f"e{self.epoch}/quorum", _valid_record, self.auth)
+        if rec is None or rec["at"] <= self.taken_at:
+            return None
+        if all(rid != self.replica_id for rid, _ in rec["participants"]):
+            return None
+        seconds, nanos = rec["created"]
+        return SimpleNamespace(
+            quorum_id=rec["id"],
+            created=SimpleNamespace(seconds=seconds, nanos=nanos),
+            participants=[SimpleNamespace(replica_id=r, data=d) for r, d in rec["participants"]],
+        )
 
     def valid(self, quorum: Any) -> dict[int, dict[str, Any]]:
         """Participants by group: current members under their own identity, and for each
@@ -262,8 +293,23 @@ class Membership:
             "replicas": {str(g): r for g, r in self.replicas.items()},
             "prefix": self.prefix,
             "needs": needs,
+            "at": _created(quorum),
         }
         self.write(f"e{self.epoch}/view", view)
+        self.taken_at = _created(quorum)
+        if self.lead():  # one record per quorum: what a process that missed it takes
+            parts = [
+                [str(p.replica_id), p.data if isinstance(p.data, str) else json.dumps(p.data)]
+                for p in quorum.participants
+            ]
+            rec = {
+                "id": int(quorum.quorum_id),
+                "at": self.taken_at,
+                "created": [int(created.seconds), int(created.nanos)],
+                "participants": parts,
+            }
+            self.write(f"e{self.epoch}/quorum", rec)
+            self.write(f"e{self.epoch}/quorum/at", self.taken_at)
         return needs
 
     def write(self, key: str, value: Any) -> None:
@@ -425,6 +471,9 @@ class Membership:
         self.members = tuple(int(g) for g in view["members"])
         self.replicas = {int(g): str(r) for g, r in view["replicas"].items()}
         self.prefix = str(view["prefix"])
+        # The admitting quorum, taken through the view: a recorded quorum is newer than it.
+        at = view.get("at")
+        self.taken_at = float(at) if _is_number(at) else self.taken_at
         return [int(g) for g in view["needs"]]
 
     def join_count(self) -> int:
@@ -444,6 +493,28 @@ class Membership:
         """Leave the membership (before a restart's next epoch)."""
         self.members = ()
         self.replicas = {}
+        self.taken_at = -1.0
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _valid_record(v: Any) -> bool:
+    """Whether ``v`` has the shape of a recorded quorum."""
+    return (
+        isinstance(v, dict)
+        and isinstance(v.get("id"), int)
+        and _is_number(v.get("at"))
+        and isinstance(v.get("created"), list)
+        and len(v["created"]) == 2
+        and all(isinstance(x, int) for x in v["created"])
+        and isinstance(v.get("participants"), list)
+        and all(
+            isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str)
+            for p in v["participants"]
+        )
+    )
 
 
 def _created(quorum: Any) -> float:

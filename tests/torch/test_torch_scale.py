@@ -77,6 +77,13 @@ def _form_all(layout: Layout, groups: list[int], join: float, quorum: float) -> 
     return out
 
 
+def _listed(pattern: str, exc: BaseException) -> set[int]:
+    """The numbers of the list ``pattern``'s group matches in ``exc``'s message."""
+    found = re.search(pattern, str(exc))
+    assert found is not None, exc
+    return {int(x) for x in found.group(1).split(",") if x.strip()}
+
+
 def test_the_groups_present_form_one_run_after_the_join_timeout() -> None:
     out = _form_all(Layout.cyclic(4, 2), [0, 1, 2], join=1.0, quorum=20.0)
     # All three took the same quorum (one membership, no churn), without group 3.
@@ -94,18 +101,73 @@ def test_a_minority_never_forms_the_run() -> None:
         # The refusal names who never joined, as of the last quorum this member saw: both
         # absent groups, and the other present one too if its request missed that quorum (a
         # loaded host), in which case the lone member also lacks shard types.
-        missing = re.search(r"group\(s\) \[([\d, ]*)\] never joined", str(exc))
-        assert missing is not None, exc
-        assert {1, 3} <= {int(x) for x in missing.group(1).split(",")} <= {0, 1, 2, 3} - {g}
+        assert (
+            {1, 3} <= _listed(r"group\(s\) \[([\d, ]*)\] never joined", exc) <= {0, 1, 2, 3} - {g}
+        )
         assert "the run needs at least 3" in str(exc) or "have no holder" in str(exc), exc
 
 
 def test_groups_that_leave_a_shard_type_without_holder_do_not_form_the_run() -> None:
     # cyclic(5, 2): groups 0, 1, 2 hold types 0-3; type 4 sits on groups 3 and 4 only.
     out = _form_all(Layout.cyclic(5, 2), [0, 1, 2], join=0.5, quorum=8.0)
-    for exc in out.values():
+    for g, exc in out.items():
         assert isinstance(exc, TimeoutError), out
-        assert "without them shard type(s) [4] have no holder" in str(exc)
+        # As of the last quorum this member saw (another present group's request may have
+        # missed it on a loaded host): groups 3 and 4 never joined, type 4 has no holder.
+        assert (
+            {3, 4}
+            <= _listed(r"group\(s\) \[([\d, ]*)\] never joined", exc)
+            <= {0, 1, 2, 3, 4} - {g}
+        )
+        assert 4 in _listed(r"shard type\(s\) \[([\d, ]*)\] have no holder", exc), exc
+
+
+def test_a_process_that_missed_its_quorum_takes_the_recorded_one() -> None:
+    # The lighthouse answers a quorum only to the requests waiting when it forms. A process
+    # whose request had just timed out is in it but never hears of it: it reads the quorum the
+    # lowest member recorded instead, and only a newer one than it last took that lists it.
+    layout = Layout.cyclic(3, 2)
+    with serve("127.0.0.2", heartbeat_timeout_ms=1000) as service:
+        publish_heartbeat_timeout(service.store, 1.0)
+        decider = Decider(layout, 0)
+        ms = [Membership(_settings(service, g, 3, 5.0, 20.0), lambda: (0, True)) for g in range(3)]
+        formed: dict[int, Any] = {}
+
+        def member(m: Membership) -> None:
+            m.connect()
+            formed[m.me] = m.form(decider.uncovered)
+
+        threads = [threading.Thread(target=member, args=(m,)) for m in ms]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        try:
+            assert sorted(formed) == [0, 1, 2]
+            quorum, valid = formed[2]
+            assert ms[2].missed() is None  # nothing recorded yet
+            ms[2].adopt(quorum, valid)  # not the lowest member: records nothing
+            assert ms[2].missed() is None
+            ms[0].adopt(*formed[0])
+            # Group 2 took this quorum already; group 1 has not: it gets the same quorum.
+            assert ms[2].missed() is None
+            got = ms[1].missed()
+            assert got is not None and got.quorum_id == quorum.quorum_id
+            assert (got.created.seconds, got.created.nanos) == (
+                quorum.created.seconds,
+                quorum.created.nanos,
+            )
+            assert ms[1].valid(got) == ms[1].valid(quorum)
+            ms[1].adopt(got, ms[1].valid(got))
+            assert ms[1].prefix == ms[0].prefix == ms[2].prefix
+            assert ms[1].missed() is None
+            # A recorded quorum without this process is not taken.
+            other = Membership(_settings(service, 1, 3, 5.0, 20.0), lambda: (0, True))
+            other.store, other.replica_id = ms[1].store, "g1:another-process"
+            assert other.missed() is None
+        finally:
+            for m in ms:
+                m.close()
 
 
 def test_min_groups_below_a_majority_is_refused() -> None:

@@ -141,7 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heartbeat", type=float, default=5.0, help="heartbeat timeout, s")
     parser.add_argument("--absent", type=int, default=0, help="groups started late")
     parser.add_argument("--json", default=None, help="write the rows here")
+    parser.add_argument(
+        "--plot", default=None, help="draw the rows of --json FILE (or of this run) to this PNG"
+    )
+    parser.add_argument(
+        "--from-json", default=None, help="only draw --plot from this JSON (no run)"
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as fh:
+            plot(json.load(fh), args.plot)
+        return 0
     rows = []
     print("| N | r | absent | formation s | kill -> decision s (median over survivors) | "
           "/ heartbeat | process-group build s (size: median) | max rel diff |")  # fmt: skip
@@ -160,7 +170,44 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(rows, fh, indent=1)
+    if args.plot:
+        plot(rows, args.plot)
     return 0
+
+
+def plot(rows: list[dict[str, Any]], path: str) -> None:
+    """Kill to decision over the heartbeat timeout, and the process-group build after an
+    event (median over members, at the largest size after an event), against N."""
+    import matplotlib
+    import matplotlib.ticker
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = sorted((r for r in rows if not r["absent"]), key=lambda r: r["n"])
+    ns = [r["n"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for i, label in enumerate(("first kill", "second kill")):
+        a.plot(ns, [r["kill_to_decision_s"][i] / r["heartbeat_s"] for r in rows], "o-", label=label)
+    a.axhline(1.25, color="grey", ls=":", label="1.25 T")
+    a.set(xscale="log", xlabel="groups N", ylabel="kill to decision / heartbeat timeout T")
+    a.set_ylim(0, 1.5)
+    a.legend(fontsize=8)
+    builds = [{int(k): float(v) for k, v in r["rebuild_s_by_size"].items()} for r in rows]
+    after = [
+        max(v for k, v in b_.items() if k < r["n"]) for b_, r in zip(builds, rows, strict=True)
+    ]
+    first = [b_[r["n"]] for b_, r in zip(builds, rows, strict=True)]
+    b.plot(ns, after, "o-", label="after an event (slowest size)")
+    b.plot(ns, first, "s--", label="at formation")
+    b.set(xscale="log", yscale="log", xlabel="groups N", ylabel="process-group build (s)")
+    b.legend(fontsize=8)
+    for ax in (a, b):
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+    fig.suptitle("Own loop, real processes on 2 cores (median over survivors)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,9 @@ DEFAULT_SERVICE_TIMEOUT = 30.0
 SERVICE_KEY = "run/service_timeout_ms"
 #: Seconds between two probes of the services (and between retries while they are down).
 PROBE_SECONDS = 0.5
+#: Timeout of a store connection made off the critical path (the guard's own client, the
+#: rendezvous client): above the seconds a connect stalls when many processes connect at once.
+CONNECT_SECONDS = 10.0
 #: Members after this one on the ring whose liveness it watches during a rendezvous.
 WATCHED = 2
 
@@ -152,6 +155,9 @@ class Bounds:
             f"lighthouse {lighthouse_addr}": (url.hostname or "127.0.0.1", int(url.port or 0)),
             f"store {store_addr[0]}:{store_addr[1]}": (store_addr[0], int(store_addr[1])),
         }
+        #: The process's own store client: the counters move through it while the guard's
+        #: own client is not connected.
+        self._shared = store
         self.heartbeat_timeout = heartbeat_timeout(store)
         self.service_timeout = _service_timeout(store)
         self.interval = liveness_period(self.heartbeat_timeout)
@@ -170,6 +176,9 @@ class Bounds:
         self.lost_since = 0.0
         self.started = time.monotonic()
         self._stop = threading.Event()
+        # The rendezvous client is connected ahead, off the path of the first rendezvous.
+        self._spare: list[Any] = []
+        self._connects = [self._connect(self._spare, CONNECT_SECONDS)]
         self._thread = threading.Thread(target=self._guard, name="spare-guard", daemon=True)
         self._thread.start()
 
@@ -236,6 +245,8 @@ class Bounds:
         # Only a rendezvous given up on while its op still runs leaves its client to it.
         with self._lock:
             store, self._rendezvous_store = self._rendezvous_store, None
+            if store is None and self._spare:
+                store = self._spare.pop()
         if store is None:
             host, port = self.store_addr
             store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=60))
@@ -273,21 +284,43 @@ class Bounds:
             raise value
         return value  # type: ignore[no-any-return]
 
-    def _guard(self) -> None:
+    def _connect(self, out: list[Any], seconds: float) -> threading.Thread:
+        """A thread that connects a store client and appends it to ``out``."""
         import torch.distributed as dist
 
+        def run() -> None:
+            try:
+                host, port = self.store_addr
+                wait = timedelta(seconds=seconds)
+                out.append(dist.TCPStore(host, port, is_master=False, timeout=wait))
+            except RuntimeError:  # unreachable or stalled: the guard tries again later
+                pass
+
+        t = threading.Thread(target=run, name="spare-connect", daemon=True)
+        t.start()
+        return t
+
+    def _guard(self) -> None:
         store: Any = None
+        connecting: list[threading.Thread] = []
+        made: list[Any] = []
         next_probe = woke = time.monotonic()
         while not self._stop.wait(self.interval):
             late, woke = time.monotonic() - woke - self.interval, time.monotonic()
+            if store is None and made:
+                store = made.pop()
+            beat_via = store
             if store is None and self.lost is None and self._probe() is None:
-                try:
-                    host, port = self.store_addr
-                    wait = timedelta(seconds=2)
-                    store = dist.TCPStore(host, port, is_master=False, timeout=wait)
-                except RuntimeError:
-                    store = None
-            if store is not None and not self._beat(store, late):
+                # The guard's own client connects in a thread of its own, with a timeout above
+                # the seconds a TCPStore connect can stall when many processes connect at once;
+                # meanwhile the counters move through the process's own client, so that a
+                # member never stands still for want of a connection. Nothing is tried while a
+                # service is down (no failing calls, no flood of their warnings).
+                if not any(t.is_alive() for t in connecting):
+                    connecting[:] = [self._connect(made, CONNECT_SECONDS)]
+                    self._connects = [t for t in self._connects if t.is_alive()] + connecting
+                beat_via = self._shared
+            if beat_via is not None and not self._beat(beat_via, late) and beat_via is store:
                 store = None
             now = time.monotonic()
             if now < next_probe:
@@ -362,3 +395,5 @@ class Bounds:
         self.watchdog.close()
         if self._thread is not threading.current_thread():
             self._thread.join(self.interval + 2 * PROBE_SECONDS)
+        for t in self._connects:  # none is left inside a connect as the interpreter ends
+            t.join(CONNECT_SECONDS + 1.0)

@@ -215,7 +215,11 @@ class Membership:
                     shrink_only=shrink_only,
                     data=self.auth.sign_data(self._data()),
                 )
-            except TimeoutError:
+            except (TimeoutError, RuntimeError) as exc:
+                # "channel lagged": the lighthouse's answers overflowed while this request
+                # waited (many quorums in a burst); it is asked again like a timed-out one.
+                if not isinstance(exc, TimeoutError) and "lagged" not in str(exc):
+                    raise
                 missed = self.missed()
                 if missed is not None:
                     return missed
@@ -231,7 +235,15 @@ class Membership:
         rec = read_json(self.store, f"e{self.epoch}/quorum", _valid_record, self.auth)
         if rec is None or rec["at"] <= self.taken_at:
             return None
-        if all(rid != self.replica_id for rid, _ in rec["participants"]):
+        mine = [d for rid, d in rec["participants"] if rid == self.replica_id]
+        try:
+            sent = json.loads(mine[0]) if mine else None
+        except ValueError:
+            sent = None
+        # This process's own entry must be what it asks with now: a quorum it was in but that
+        # answered an earlier request (the progress differs) is not the one it waits for.
+        now = self._data()
+        if not isinstance(sent, dict) or any(sent.get(k) != now[k] for k in ("epoch", "committed")):
             return None
         seconds, nanos = rec["created"]
         return SimpleNamespace(
@@ -295,9 +307,14 @@ class Membership:
             "needs": needs,
             "at": _created(quorum),
         }
-        self.write(f"e{self.epoch}/view", view)
         self.taken_at = _created(quorum)
-        if self.lead():  # one record per quorum: what a process that missed it takes
+        # Every member that adopts computes the same view; the lowest of them (a member with
+        # the state: a replacement takes the view instead of adopting) writes it, as N writes
+        # of O(N) bytes each would be O(N^2) at the store; then the record of the quorum,
+        # which is what a process that missed it takes.
+        writer = min((g for g in self.members if valid[g]["state"]), default=self.members[0])
+        if self.me == writer:
+            self.write(f"e{self.epoch}/view", view)
             parts = [
                 [str(p.replica_id), p.data if isinstance(p.data, str) else json.dumps(p.data)]
                 for p in quorum.participants
@@ -473,7 +490,7 @@ class Membership:
         self.prefix = str(view["prefix"])
         # The admitting quorum, taken through the view: a recorded quorum is newer than it.
         at = view.get("at")
-        self.taken_at = float(at) if _is_number(at) else self.taken_at
+        self.taken_at = float(at) if isinstance(at, (int, float)) else self.taken_at
         return [int(g) for g in view["needs"]]
 
     def join_count(self) -> int:

@@ -209,6 +209,8 @@ bool Controller::Impl::full_solve(std::int32_t s_min) {
   for (; s <= height_; ++s) {
     if (assign_at_depth(s)) {
       for (std::int32_t t = 0; t < n_types_; ++t) record_change(t);
+      // O(N) here, inside an O(N * height) solve, rather than in the next failure.
+      prepare_room(s);
       return true;
     }
   }
@@ -352,9 +354,7 @@ void Controller::Impl::decide_failure(Span<std::int32_t> groups, Decision& d) {
     clear_room_bit(f);
     --n_alive_;
     // A dead group leaves the failure search's graph (controller_labels.cpp).
-    if (!label_.empty()) {
-      label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
-    }
+    if (!label_.empty()) set_label(n_types_ + f, kDeadLabel);
     for (std::size_t l = 0; l < top; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
       if (assign_[t] == f) {
@@ -400,6 +400,10 @@ void Controller::Impl::decide_failure(Span<std::int32_t> groups, Decision& d) {
     }
     depth_ = s;
     price_depth_ = s;
+    // Above the event's starting depth every load is below s (I2; the paths of a lower depth
+    // were undone, its greedy placements kept loads at or below it): the groups with room are
+    // the alive ones, a copy of their bitmap rather than an O(N) pass over the loads.
+    if (s > event_depth_ && room_depth_ != s) room_from_alive(s);
     reset_potentials();
     pending.clear();
     for (const std::int32_t t : displaced) {
@@ -515,7 +519,9 @@ Decision Controller::Impl::rejoin(Span<std::int32_t> groups) {
     set_alive(g, true);
     ++n_alive_;
     load_[gi] = 0;
-    invalidate_room();
+    // Alive with load 0: room at any depth. The bitmap stays valid, so the next failure
+    // does not rebuild it in O(N).
+    note_rejoined(g);
   }
   if (wiped_out_) {
     if (!every_type_held()) {
@@ -552,6 +558,7 @@ Decision Controller::Impl::restart() {
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
   invalidate_room();
   depth_ = initial_depth_;
+  prepare_room(depth_);
   wiped_out_ = false;
   // The decision restores the layout and reorders it as the initial decision did.
   Decision d;

@@ -45,7 +45,9 @@ void State::init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
   // The failure search's labels (controller_labels.cpp), sized here so that no decision pays
   // for touching their pages first.
-  if (unit_costs_) label_.assign(nodes - 1, 0);
+  if (unit_costs_) label_.assign(nodes - 1, LabelCell{});
+  label_epoch_ = 1;
+  label_default_ = 0;
 }
 
 void State::index_slots() {
@@ -85,11 +87,11 @@ void State::prepare_room(std::int32_t s) {
 }
 
 void State::fill_labels(std::int32_t value) {
-  const auto T = static_cast<std::size_t>(n_types_);
-  std::fill(label_.begin(), label_.begin() + static_cast<std::ptrdiff_t>(T), value);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    label_[T + g] = alive_[g] ? value : kDeadLabel;
+  if (++label_epoch_ == 0) {  // wrapped: clear the stamps once every 2^32 epochs
+    for (LabelCell& c : label_) c.stamp = 0;
+    label_epoch_ = 1;
   }
+  label_default_ = value;
 }
 
 void State::prepare_labels(std::int32_t s) {

@@ -3,19 +3,21 @@
 #include "controller_state.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace spare_fast::detail {
 
-void State::init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
-                 std::int32_t r, bool unit_costs, Span<std::int64_t> move_cost) {
+void State::init(std::vector<Index>&& stacks, std::int32_t n, std::int32_t h,
+                 std::int32_t n_types, std::int32_t r, bool unit_costs,
+                 Span<std::int64_t> move_cost) {
   unit_costs_ = unit_costs;
   n_groups_ = n;
   n_types_ = n_types;
   height_ = h;
   redundancy_ = r;
-  layout_stacks_.assign(stacks.begin(), stacks.end());
-  initial_stacks_ = layout_stacks_;
-  stacks_ = initial_stacks_;
+  layout_stacks_ = std::move(stacks);
+  initial_stacks_.clear();
+  stacks_ = layout_stacks_;
   if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
 
   const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);

@@ -50,7 +50,10 @@ struct State {
   std::uint64_t events_ = 0;
 
   std::vector<Index> layout_stacks_;   // the layout as given
-  std::vector<Index> initial_stacks_;  // the layout after the initial decision, for restart()
+  // The layout after the initial decision, for restart(); empty when that is the layout itself
+  // (the usual case: layer 0 a permutation gives depth 1 with nothing moved), so the layout's
+  // stacks are held once. Read it through initial_stacks().
+  std::vector<Index> initial_stacks_;
   std::vector<Index> stacks_;          // current order, n_groups x height
   std::vector<std::int64_t> move_cost_;  // per (group, layer); empty when unit_costs_
   // Holder slot k = t * R + i is the i-th group (in id order) holding type t; slot_cell_[k] is
@@ -138,8 +141,11 @@ struct State {
   // ---- Layout ---------------------------------------------------------------------------
   // Sizes every array for a validated layout (n x h, T types, redundancy r) and indexes the
   // holder slots of `stacks`; every group alive, nothing assigned.
-  void init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
+  void init(std::vector<Index>&& stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
             std::int32_t r, bool unit_costs, Span<std::int64_t> move_cost);
+  const std::vector<Index>& initial_stacks() const {
+    return initial_stacks_.empty() ? layout_stacks_ : initial_stacks_;
+  }
   // Rebuilds the holder slot -> cell map (slot_cell_) for the current stacks_.
   void index_slots();
 

@@ -80,9 +80,11 @@ def soak_instance(rng: np.random.Generator, max_groups: int, n_events: int) -> i
     n = int(rng.integers(2, max_groups + 1))
     kind = KINDS[int(rng.integers(len(KINDS)))]
     r = int(rng.integers(1, min(n, 8) + 1))
-    if kind == "sidon" and n < r * (r - 1) + 1:
-        kind = "random"
-    layout = make_layout(kind, n, r, seed=int(rng.integers(2**31)))
+    layout_seed = int(rng.integers(2**31))
+    try:
+        layout = make_layout(kind, n, r, seed=layout_seed)
+    except ValueError:  # no sidon offsets for this (n, r)
+        layout = make_layout("random", n, r, seed=layout_seed)
     cost = rng.integers(0, 5, size=layout.stacks.shape) if rng.random() < 0.5 else None
     ctl = Controller(layout, move_cost=cost)
     twin = Controller(layout, move_cost=cost)
@@ -173,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"soak_controller: DISAGREEMENT ({e}) in instance {instance} of seed "
                 f"{args.seed}, after {total} agreeing decisions",
+                file=sys.stderr,
+            )
+            return 1
+        except (ValueError, IndexError, RuntimeError) as e:  # a call the controller refused
+            print(
+                f"soak_controller: ERROR {type(e).__name__}: {e} in instance {instance} of "
+                f"seed {args.seed}, after {total} agreeing decisions",
                 file=sys.stderr,
             )
             return 1

@@ -182,7 +182,10 @@ def run_case(
         str(args.rejoin_share),
         "0" if args.no_fail_each else "1",
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    # Run from the import root: `python -c` puts the working directory first on sys.path.
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env=env, cwd=args.import_root, check=False
+    )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
         raise SystemExit(f"bench_worst_case: the {kind} r={r} N={n} run failed: {tail[0]}")

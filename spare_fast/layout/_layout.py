@@ -45,9 +45,12 @@ def _permutation(rng: np.random.Generator, n: int) -> np.ndarray:
         state["uinteger"],
         n,
     )
-    state["state"]["state"] = (hi << 64) | lo
-    state["has_uint32"], state["uinteger"] = int(has_uint32), uinteger
-    rng.bit_generator.state = state
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (hi << 64) | lo, "inc": inc},
+        "has_uint32": int(has_uint32),
+        "uinteger": uinteger,
+    }
     return perm
 
 
@@ -270,7 +273,7 @@ class Layout:
                     clash |= cols[k] == perm
                 bad = np.flatnonzero(clash)
                 ok = True
-                touched = set()
+                touched: set[int] = set()
                 for g in bad.tolist():
                     # Swap with a random partner h such that neither stack gets a repeat.
                     fixed = False

@@ -131,3 +131,14 @@ def _survived_failures(
     n_trials: int,
     threads: int = 1,
 ) -> npt.NDArray[np.int64]: ...
+
+# --- Layouts (register_layout) ---------------------------------------------------------------
+def _pcg64_permutation(
+    state_hi: int,
+    state_lo: int,
+    inc_hi: int,
+    inc_lo: int,
+    has_uint32: bool,
+    uinteger: int,
+    n: int,
+) -> tuple[npt.NDArray[np.int64], int, int, bool, int]: ...

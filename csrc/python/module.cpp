@@ -14,11 +14,14 @@ void register_graph(pybind11::module_& m);
 void register_controller(pybind11::module_& m);
 // The Monte Carlo kernel (register_montecarlo.cpp).
 void register_montecarlo(pybind11::module_& m);
+// Layout kernels: numpy-identical permutations (register_layout.cpp).
+void register_layout(pybind11::module_& m);
 }  // namespace spare_fast::python
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "spare_fast C++ decision core (graph kernels, the ReCtlr controller, Monte Carlo)";
+  m.doc() = "spare_fast C++ decision core (graph kernels, the ReCtlr controller, Monte Carlo, layouts)";
   spare_fast::python::register_graph(m);
   spare_fast::python::register_controller(m);
   spare_fast::python::register_montecarlo(m);
+  spare_fast::python::register_layout(m);
 }

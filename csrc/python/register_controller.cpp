@@ -86,13 +86,14 @@ void register_controller(py::module_& m) {
       .def(py::init([](const CArray<Index>& stacks, const std::optional<CArray<Cost>>& move_cost) {
              check_ndim(stacks, "stacks", 2);
              check_cost_shape(move_cost, stacks);
-             const auto s = private_copy(stacks);
+             // The private copy becomes the controller's layout (moved in, not copied again).
+             auto s = private_copy(stacks);
              const auto c = cost_copy(move_cost);
              const auto n = stacks.shape(0);
              const auto h = stacks.shape(1);
              auto self = std::make_unique<PyController>();
              py::gil_scoped_release release;  // validation and the initial solve: copies only
-             self->ctl = std::make_unique<Controller>(span_of(s), n, h, span_of(c));
+             self->ctl = std::make_unique<Controller>(std::move(s), n, h, span_of(c));
              return self;
            }),
            py::arg("stacks"), py::arg("move_cost") = py::none())

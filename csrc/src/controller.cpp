@@ -44,7 +44,22 @@ Controller::Impl::Impl(Span<std::int32_t> stacks, std::int64_t n_groups, std::in
   const std::size_t cells =
       static_cast<std::size_t>(info.n_groups) * static_cast<std::size_t>(info.height);
   const bool unit = check_move_cost(move_cost, cells, info.height);
-  init(stacks, info.n_groups, info.height, info.n_types, info.redundancy, unit, move_cost);
+  init(std::vector<std::int32_t>(stacks.begin(), stacks.end()), info.n_groups, info.height,
+       info.n_types, info.redundancy, unit, move_cost);
+  two_ended_.reserve(*this);
+  if (unit_costs_) labelled_.reserve(*this);
+}
+
+Controller::Impl::Impl(std::vector<std::int32_t>&& stacks, std::int64_t n_groups,
+                       std::int64_t height, Span<std::int64_t> move_cost) {
+  const StacksInfo info =
+      check_stacks(Span<std::int32_t>(stacks.data(), stacks.size()), n_groups, height,
+                   /*n_types=*/-1, /*equal_counts=*/true);
+  const std::size_t cells =
+      static_cast<std::size_t>(info.n_groups) * static_cast<std::size_t>(info.height);
+  const bool unit = check_move_cost(move_cost, cells, info.height);
+  init(std::move(stacks), info.n_groups, info.height, info.n_types, info.redundancy, unit,
+       move_cost);
   two_ended_.reserve(*this);
   if (unit_costs_) labelled_.reserve(*this);
 }
@@ -55,7 +70,14 @@ void Controller::Impl::initial_decision() {
   reorder_stacks(d);
   initial_moves_ = d.moves;
   initial_swaps_ = d.swaps;
-  initial_stacks_ = stacks_;
+  // Kept apart only when the initial decision reordered the layout (layer 0 not a
+  // permutation): otherwise the layout's stacks serve, held once.
+  if (stacks_ != layout_stacks_) {
+    initial_stacks_ = stacks_;
+  } else {
+    initial_stacks_.clear();
+    initial_stacks_.shrink_to_fit();
+  }
   initial_assign_ = assign_;
   initial_depth_ = depth_;
 }
@@ -63,6 +85,12 @@ void Controller::Impl::initial_decision() {
 Controller::Controller(Span<std::int32_t> stacks, std::int64_t n_groups, std::int64_t height,
                        Span<std::int64_t> move_cost)
     : impl_(std::make_unique<Impl>(stacks, n_groups, height, move_cost)) {
+  impl_->initial_decision();
+}
+
+Controller::Controller(std::vector<std::int32_t>&& stacks, std::int64_t n_groups,
+                       std::int64_t height, Span<std::int64_t> move_cost)
+    : impl_(std::make_unique<Impl>(std::move(stacks), n_groups, height, move_cost)) {
   impl_->initial_decision();
 }
 
@@ -84,7 +112,7 @@ std::int32_t Controller::n_alive() const { return impl_->n_alive_; }
 bool Controller::wiped_out() const { return impl_->wiped_out_; }
 std::uint64_t Controller::events() const { return impl_->events_; }
 const std::int32_t* Controller::stacks() const { return impl_->stacks_.data(); }
-const std::int32_t* Controller::initial_stacks() const { return impl_->initial_stacks_.data(); }
+const std::int32_t* Controller::initial_stacks() const { return impl_->initial_stacks().data(); }
 const std::int32_t* Controller::layout_stacks() const { return impl_->layout_stacks_.data(); }
 const std::uint8_t* Controller::alive() const { return impl_->alive_.data(); }
 const std::int32_t* Controller::assignment() const { return impl_->assign_.data(); }
@@ -209,6 +237,8 @@ bool Controller::Impl::full_solve(std::int32_t s_min) {
   for (; s <= height_; ++s) {
     if (assign_at_depth(s)) {
       for (std::int32_t t = 0; t < n_types_; ++t) record_change(t);
+      // O(N) here, inside an O(N * height) solve, rather than in the next failure.
+      prepare_room(s);
       return true;
     }
   }
@@ -352,9 +382,7 @@ void Controller::Impl::decide_failure(Span<std::int32_t> groups, Decision& d) {
     clear_room_bit(f);
     --n_alive_;
     // A dead group leaves the failure search's graph (controller_labels.cpp).
-    if (!label_.empty()) {
-      label_[static_cast<std::size_t>(n_types_) + fi] = kDeadLabel;
-    }
+    if (!label_.empty()) set_label(n_types_ + f, kDeadLabel);
     for (std::size_t l = 0; l < top; ++l) {
       const auto t = static_cast<std::size_t>(stacks_[fi * H + l]);
       if (assign_[t] == f) {
@@ -400,6 +428,10 @@ void Controller::Impl::decide_failure(Span<std::int32_t> groups, Decision& d) {
     }
     depth_ = s;
     price_depth_ = s;
+    // Above the event's starting depth every load is below s (I2; the paths of a lower depth
+    // were undone, its greedy placements kept loads at or below it): the groups with room are
+    // the alive ones, a copy of their bitmap rather than an O(N) pass over the loads.
+    if (s > event_depth_ && room_depth_ != s) room_from_alive(s);
     reset_potentials();
     pending.clear();
     for (const std::int32_t t : displaced) {
@@ -515,7 +547,9 @@ Decision Controller::Impl::rejoin(Span<std::int32_t> groups) {
     set_alive(g, true);
     ++n_alive_;
     load_[gi] = 0;
-    invalidate_room();
+    // Alive with load 0: room at any depth. The bitmap stays valid, so the next failure
+    // does not rebuild it in O(N).
+    note_rejoined(g);
   }
   if (wiped_out_) {
     if (!every_type_held()) {
@@ -545,13 +579,14 @@ Decision Controller::Impl::restart() {
   ++events_;
   reset_labels();
   set_all_alive();
-  stacks_ = initial_stacks_;
+  stacks_ = initial_stacks();
   index_slots();
   assign_ = initial_assign_;
   std::fill(load_.begin(), load_.end(), 0);
   for (const std::int32_t g : assign_) ++load_[static_cast<std::size_t>(g)];
   invalidate_room();
   depth_ = initial_depth_;
+  prepare_room(depth_);
   wiped_out_ = false;
   // The decision restores the layout and reorders it as the initial decision did.
   Decision d;

@@ -22,6 +22,9 @@ struct Controller::Impl : detail::State {
   // Validates the layout and the costs and sizes everything; no decision yet (every group
   // alive, nothing assigned).
   Impl(Span<Index> stacks, std::int64_t n_groups, std::int64_t height, Span<Cost> move_cost);
+  // The same, the stacks moved in as the layout (validated before they are taken).
+  Impl(std::vector<Index>&& stacks, std::int64_t n_groups, std::int64_t height,
+       Span<Cost> move_cost);
   // The initial decision (a full solve from depth 1, stacks reordered), kept for restart().
   void initial_decision();
 

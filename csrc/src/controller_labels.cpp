@@ -75,7 +75,6 @@ bool LabelledSearch::augment(State& st, std::int32_t source) {
   const std::int32_t T = st.n_types_;
   const auto R = static_cast<std::size_t>(st.redundancy_);
   const std::int32_t s = st.price_depth_;
-  std::int32_t* const label = st.label_.data();
   std::int32_t* const parent_of = parent_.data();
   std::uint64_t* const bits = settled_bits_.data();
   const std::int32_t* const cells = st.slot_cell_.data();
@@ -114,7 +113,7 @@ bool LabelledSearch::augment(State& st, std::int32_t source) {
   };
 
   settled_.clear();
-  push(0, source, -1, label[source]);
+  push(0, source, -1, st.label_of(source));
   std::int64_t best = std::numeric_limits<std::int64_t>::max();
   std::int32_t best_group = -1;
   std::int32_t best_parent = -1;
@@ -152,7 +151,7 @@ bool LabelledSearch::augment(State& st, std::int32_t source) {
             // below: once that reaches the best path found, its label is not worth a load
             // (marked as if dead: either way it is passed over).
             const std::int64_t low = d + (cell - g * H >= s ? 1 : 0) - lv;
-            held[i] = Held{g, cell, low < best ? label[T + g] : State::kDeadLabel};
+            held[i] = Held{g, cell, low < best ? st.label_of(T + g) : State::kDeadLabel};
           }
           for (std::size_t i = 0; i < m; ++i) {
             const std::int64_t lg = held[i].label;
@@ -192,7 +191,7 @@ bool LabelledSearch::augment(State& st, std::int32_t source) {
         // Reversed edges to the types g provides.
         const std::int32_t g = v - T;
         st.for_each_provided(g, [&](std::int32_t t, std::int32_t l) {
-          const std::int32_t lt = label[t];
+          const std::int32_t lt = st.label_of(t);
           const std::int64_t rc = lt - (l >= s ? 1 : 0) - lv;
           if (rc < 0) throw std::logic_error("controller: invalid distance label (group edge)");
           const std::int64_t nd = d + rc;
@@ -209,7 +208,9 @@ bool LabelledSearch::augment(State& st, std::int32_t source) {
   for (const Settled& e : settled_) {
     const auto vi = static_cast<std::size_t>(e.node);
     bits[vi >> 6] &= ~(std::uint64_t{1} << (vi & 63));
-    if (found) label[vi] += static_cast<std::int32_t>(best - e.dist);
+    if (found) {
+      st.set_label(e.node, st.label_of(e.node) + static_cast<std::int32_t>(best - e.dist));
+    }
   }
   if (!found) return false;
 

@@ -9,8 +9,8 @@
 // Validity. That keeps the labels' invariant (L): for an edge (u, v), d(u) <= c(u, v) + d(v),
 // and capping both sides at 2 keeps the inequality (c >= 0 there: before the first search
 // every assigned type costs 0). Only the nodes at distance 0 and 1 are visited, backwards from
-// the groups with room, so the cost grows with F rather than N (plus one pass over the
-// labels); every other node gets 2.
+// the groups with room, so the cost grows with F rather than N; every other node gets 2 by
+// starting a new label epoch whose default is 2 (State::fill_labels, O(1)).
 #include "controller_relabel.hpp"
 
 namespace spare_fast::detail {
@@ -19,7 +19,6 @@ void Relabel::run(State& st, std::int32_t s) {
   st.prepare_room(s);
   const std::int32_t T = st.n_types_;
   const auto H = static_cast<std::size_t>(st.height_);
-  std::int32_t* const label = st.label_.data();
   // Every node at 2 (dead groups out), then the nodes at distance 0 and 1, found backwards
   // from the groups with room. The residual edges into a type come from its provider (cost
   // 0: the type sits in the provider's top s layers); those into a group g from the types it
@@ -34,7 +33,7 @@ void Relabel::run(State& st, std::int32_t s) {
   zero.clear();
   one.clear();
   st.for_each_room_group([&](std::int32_t g) {
-    label[T + g] = 0;
+    st.set_label(T + g, 0);
     zero.push_back(T + g);
   });
   for (std::size_t i = 0; i < zero.size(); ++i) {
@@ -46,27 +45,27 @@ void Relabel::run(State& st, std::int32_t s) {
         const std::int32_t t = row[l];
         if (st.assign_[static_cast<std::size_t>(t)] == g) continue;
         if (l < static_cast<std::size_t>(s)) {
-          if (label[t] > 0) {
-            label[t] = 0;
+          if (st.label_of(t) > 0) {
+            st.set_label(t, 0);
             zero.push_back(t);
           }
-        } else if (label[t] > 1) {
-          label[t] = 1;
+        } else if (st.label_of(t) > 1) {
+          st.set_label(t, 1);
           one.push_back(t);
         }
       }
     } else {
       const std::int32_t p = st.assign_[static_cast<std::size_t>(v)];
-      if (p >= 0 && label[T + p] > 0) {
-        label[T + p] = 0;
+      if (p >= 0 && st.label_of(T + p) > 0) {
+        st.set_label(T + p, 0);
         zero.push_back(T + p);
       }
     }
   }
   for (const std::int32_t t : one) {
-    if (label[t] != 1) continue;
+    if (st.label_of(t) != 1) continue;
     const std::int32_t p = st.assign_[static_cast<std::size_t>(t)];
-    if (p >= 0 && label[T + p] > 1) label[T + p] = 1;
+    if (p >= 0 && st.label_of(T + p) > 1) st.set_label(T + p, 1);
   }
   st.label_depth_ = s;
 }

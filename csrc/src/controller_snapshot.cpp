@@ -127,7 +127,7 @@ std::string Controller::snapshot(const std::string& meta) const {
   w.put<std::int64_t>(st.initial_moves_);
   w.put<std::int64_t>(st.initial_swaps_);
   w.put_vec(st.layout_stacks_);
-  w.put_vec(st.initial_stacks_);
+  w.put_vec(st.initial_stacks());
   w.put_vec(st.stacks_);
   w.put_vec(st.move_cost_);
   w.put_vec(st.alive_);
@@ -200,7 +200,7 @@ Controller Controller::restore(const std::string& data, std::string* meta_out) {
     bad("assignment has length " + std::to_string(assign.size()) + ", expected n_types = " +
         std::to_string(types));
   }
-  if (initial != st.initial_stacks_ || initial_assign != st.initial_assign_ ||
+  if (initial != st.initial_stacks() || initial_assign != st.initial_assign_ ||
       initial_depth != st.initial_depth_ || initial_moves != st.initial_moves_ ||
       initial_swaps != st.initial_swaps_) {
     bad("the initial decision does not match the one the layout gives");

@@ -3,19 +3,21 @@
 #include "controller_state.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace spare_fast::detail {
 
-void State::init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
-                 std::int32_t r, bool unit_costs, Span<std::int64_t> move_cost) {
+void State::init(std::vector<Index>&& stacks, std::int32_t n, std::int32_t h,
+                 std::int32_t n_types, std::int32_t r, bool unit_costs,
+                 Span<std::int64_t> move_cost) {
   unit_costs_ = unit_costs;
   n_groups_ = n;
   n_types_ = n_types;
   height_ = h;
   redundancy_ = r;
-  layout_stacks_.assign(stacks.begin(), stacks.end());
-  initial_stacks_ = layout_stacks_;
-  stacks_ = initial_stacks_;
+  layout_stacks_ = std::move(stacks);
+  initial_stacks_.clear();
+  stacks_ = layout_stacks_;
   if (!unit_costs_) move_cost_.assign(move_cost.begin(), move_cost.end());
 
   const std::size_t slots = static_cast<std::size_t>(n_types) * static_cast<std::size_t>(r);
@@ -45,7 +47,9 @@ void State::init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_
   changed_flag_.assign(static_cast<std::size_t>(n_types), 0);
   // The failure search's labels (controller_labels.cpp), sized here so that no decision pays
   // for touching their pages first.
-  if (unit_costs_) label_.assign(nodes - 1, 0);
+  if (unit_costs_) label_.assign(nodes - 1, LabelCell{});
+  label_epoch_ = 1;
+  label_default_ = 0;
 }
 
 void State::index_slots() {
@@ -85,11 +89,11 @@ void State::prepare_room(std::int32_t s) {
 }
 
 void State::fill_labels(std::int32_t value) {
-  const auto T = static_cast<std::size_t>(n_types_);
-  std::fill(label_.begin(), label_.begin() + static_cast<std::ptrdiff_t>(T), value);
-  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
-    label_[T + g] = alive_[g] ? value : kDeadLabel;
+  if (++label_epoch_ == 0) {  // wrapped: clear the stamps once every 2^32 epochs
+    for (LabelCell& c : label_) c.stamp = 0;
+    label_epoch_ = 1;
   }
+  label_default_ = value;
 }
 
 void State::prepare_labels(std::int32_t s) {

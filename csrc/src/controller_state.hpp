@@ -50,7 +50,10 @@ struct State {
   std::uint64_t events_ = 0;
 
   std::vector<Index> layout_stacks_;   // the layout as given
-  std::vector<Index> initial_stacks_;  // the layout after the initial decision, for restart()
+  // The layout after the initial decision, for restart(); empty when that is the layout itself
+  // (the usual case: layer 0 a permutation gives depth 1 with nothing moved), so the layout's
+  // stacks are held once. Read it through initial_stacks().
+  std::vector<Index> initial_stacks_;
   std::vector<Index> stacks_;          // current order, n_groups x height
   std::vector<std::int64_t> move_cost_;  // per (group, layer); empty when unit_costs_
   // Holder slot k = t * R + i is the i-th group (in id order) holding type t; slot_cell_[k] is
@@ -103,8 +106,20 @@ struct State {
   // kDeadLabel: it is at most a shortest path's length, and a path moves each type at most
   // once, so it is below T <= n_groups * height / R < 2**30 once R >= 2 (with R = 1 no type
   // can move and every label stays 0). Sized at construction for unit costs only.
+  //
+  // Epoch-stamped, so that no decision pays O(N + T) to start or restart them: a label is
+  // stored with the epoch that wrote it, and one with an older stamp reads as label_default_
+  // (kDeadLabel for a dead group). reset_labels() and a relabelling start a new epoch in
+  // O(1) instead of filling the array (at N = 1,000,000 that fill, 8 MB after every rejoin,
+  // was the slowest part of the decision after it).
   static constexpr std::int32_t kDeadLabel = std::int32_t{1} << 30;
-  std::vector<std::int32_t> label_;
+  struct LabelCell {
+    std::int32_t value = 0;
+    std::uint32_t stamp = 0;
+  };
+  std::vector<LabelCell> label_;
+  std::uint32_t label_epoch_ = 1;
+  std::int32_t label_default_ = 0;
   std::int32_t label_depth_ = 0;
   // The spare room at the last relabelling while the labels stayed valid since (-1: none).
   std::int64_t relabel_room_ = -1;
@@ -113,9 +128,11 @@ struct State {
   // load < room_depth_ (it has room). 12.5 KB at N = 100,000, so the failure searches and
   // placements test a group's room in cache rather than reading its liveness and load. A
   // failure clears the failed group's bit; a placement or path that fills a group clears its
-  // bit (note_load, after every load increment); loads that fall (undoing paths for a depth
-  // rise, wipe-outs, rejoins, restarts, full solves) invalidate it, and prepare_room rebuilds
-  // it in O(N) when a failure needs it at another depth.
+  // bit (note_load, after every load increment); a rejoined group sets its bit
+  // (note_rejoined). Loads that fall otherwise (undoing paths for a depth rise, wipe-outs)
+  // invalidate it; a depth rise then takes the alive bitmap (room_from_alive: every load is
+  // below the new depth), and a full solve or a restart rebuilds it in O(N) at its end, so no
+  // failure pays an O(N) pass over the loads for it.
   std::vector<std::uint64_t> room_bits_;
   std::int32_t room_depth_ = 0;
   // Liveness as a bitmap (alive_ is the public byte array; this one stays in cache).
@@ -124,8 +141,11 @@ struct State {
   // ---- Layout ---------------------------------------------------------------------------
   // Sizes every array for a validated layout (n x h, T types, redundancy r) and indexes the
   // holder slots of `stacks`; every group alive, nothing assigned.
-  void init(Span<Index> stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
+  void init(std::vector<Index>&& stacks, std::int32_t n, std::int32_t h, std::int32_t n_types,
             std::int32_t r, bool unit_costs, Span<std::int64_t> move_cost);
+  const std::vector<Index>& initial_stacks() const {
+    return initial_stacks_.empty() ? layout_stacks_ : initial_stacks_;
+  }
   // Rebuilds the holder slot -> cell map (slot_cell_) for the current stacks_.
   void index_slots();
 
@@ -187,6 +207,21 @@ struct State {
     }
   }
   void prepare_room(std::int32_t s);
+  // The room at depth s when every load is below s: the alive groups (O(N / 64)).
+  void room_from_alive(std::int32_t s) {
+    room_bits_ = alive_bits_;
+    // alive_bits_ sets the bits past the last group too; the room bitmap must not.
+    const auto tail = static_cast<unsigned>(n_groups_ & 63);
+    if (tail != 0) room_bits_.back() &= (std::uint64_t{1} << tail) - 1;
+    room_depth_ = s;
+  }
+  // A group that became alive with load 0 keeps the room bitmap valid.
+  void note_rejoined(std::int32_t g) {
+    if (room_depth_ != 0) {
+      const auto gi = static_cast<std::size_t>(g);
+      room_bits_[gi >> 6] |= std::uint64_t{1} << (gi & 63);
+    }
+  }
   void invalidate_room() { room_depth_ = 0; }
   bool has_room(std::int32_t g) const {
     const auto gi = static_cast<std::size_t>(g);
@@ -213,8 +248,18 @@ struct State {
 
   // ---- Distance labels --------------------------------------------------------------------
   void reset_labels() { label_depth_ = 0; }
-  // Every type's and alive group's label to `value`, every dead group's to kDeadLabel.
+  // Every type's and alive group's label to `value`, every dead group's to kDeadLabel: a new
+  // epoch, O(1) (O(N + T) once every 2**32 epochs, when the stamps wrap).
   void fill_labels(std::int32_t value);
+  // Node v's label (v < T: type v; else group v - T).
+  std::int32_t label_of(std::int32_t v) const {
+    const LabelCell& c = label_[static_cast<std::size_t>(v)];
+    if (c.stamp == label_epoch_) return c.value;
+    return (v >= n_types_ && !is_alive(v - n_types_)) ? kDeadLabel : label_default_;
+  }
+  void set_label(std::int32_t v, std::int32_t value) {
+    label_[static_cast<std::size_t>(v)] = LabelCell{value, label_epoch_};
+  }
   // Starts the labels at 0 unless they are already valid at depth s (and the room at s).
   void prepare_labels(std::int32_t s);
 

@@ -352,6 +352,71 @@ void test_copy_and_move() {
 }
 }  // namespace
 
+void test_rejoins_near_saturation_match_solve() {
+  // Batch rejoins between failures keep the room bitmap and the distance labels (now reset
+  // by an epoch, not a fill) valid: every decision equals a fresh solve. 1,003 groups, not a
+  // multiple of 64, so the bitmaps' last word is partly past the groups.
+  const std::int32_t n = 1003, h = 6;
+  const auto s = dealt(n, h, 99);
+  Controller c(span(s), n, h, {});
+  std::uint64_t x = 5;
+  auto next = [&x](std::size_t m) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::size_t>((x >> 33) % m);
+  };
+  int checked = 0;
+  int rejoins = 0;
+  for (int event = 0; event < 4000 && checked < 3000; ++event) {
+    std::vector<std::int32_t> alive_ids, dead_ids;
+    for (std::int32_t g = 0; g < n; ++g) (c.alive()[g] ? alive_ids : dead_ids).push_back(g);
+    std::vector<std::int32_t> before(c.stacks(), c.stacks() + static_cast<std::size_t>(n) * h);
+    Decision d;
+    if (event % 40 == 39 && !dead_ids.empty()) {
+      std::vector<std::int32_t> back;
+      for (std::size_t i = 0; i < dead_ids.size(); i += 7) back.push_back(dead_ids[i]);
+      d = c.rejoin(span(back));
+      ++rejoins;
+    } else {
+      std::vector<std::int32_t> one = {alive_ids[next(alive_ids.size())]};
+      d = c.fail(span(one));
+    }
+    std::vector<std::uint8_t> alive(c.alive(), c.alive() + n);
+    const Decision ref = Controller::solve(span(before), n, h, {alive.data(), alive.size()}, {},
+                                           nullptr, nullptr);
+    CHECK(d.status == ref.status && d.depth == ref.depth && d.moves == ref.moves);
+    ++checked;
+    if (d.status == Status::kWipeout) c.restart();
+  }
+  CHECK(checked >= 3000 && rejoins >= 50);
+}
+
+void test_moved_stacks_construct_the_same_controller() {
+  const auto s = cyclic(40, 5);
+  Controller a(span(s), 40, 5, {});
+  std::vector<std::int32_t> moved = s;
+  Controller b(std::move(moved), 40, 5, {});
+  for (std::int32_t g = 0; g < 40; g += 7) {
+    std::vector<std::int32_t> one = {g};
+    const Decision da = a.fail(span(one));
+    const Decision db = b.fail(span(one));
+    CHECK(da.depth == db.depth && da.moves == db.moves && da.patch == db.patch);
+  }
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    CHECK(a.stacks()[i] == b.stacks()[i] && b.layout_stacks()[i] == s[i]);
+    CHECK(b.initial_stacks()[i] == s[i]);
+  }
+  // A rejected layout is not taken: the caller's vector is left as it was.
+  std::vector<std::int32_t> bad = s;
+  bad[3] = 99;
+  bool threw = false;
+  try {
+    Controller c(std::move(bad), 40, 5, {});
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  CHECK(threw && bad.size() == s.size() && bad[3] == 99);
+}
+
 int main() {
   test_divider_is_exact();
   test_events();
@@ -362,5 +427,7 @@ int main() {
   test_relabelled_saturation_matches_solve();
   test_fail_into_equals_fail_and_reuses_the_decision();
   test_copy_and_move();
+  test_rejoins_near_saturation_match_solve();
+  test_moved_stacks_construct_the_same_controller();
   return harness::summary("test_controller");
 }

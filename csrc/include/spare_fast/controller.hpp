@@ -139,6 +139,10 @@ class Controller {
   // Throws std::invalid_argument / std::out_of_range naming the first bad cell.
   Controller(Span<Index> stacks, std::int64_t n_groups, std::int64_t height,
              Span<Cost> move_cost);
+  // The same, taking ownership of `stacks` (no copy: at N = 1,000,000 and height 20 a copy
+  // is 80 MB). On a rejected input `stacks` is left as it was.
+  Controller(std::vector<Index>&& stacks, std::int64_t n_groups, std::int64_t height,
+             Span<Cost> move_cost);
   // A copy is an independent controller in the same state (it decides as the original does);
   // a move is cheap. A moved-from controller may only be assigned to or destroyed.
   Controller(const Controller& other);

@@ -202,25 +202,24 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reference: {args.steps} steps, saved {args.out}")
         return 0
 
-    group = SpareGroup(
+    with SpareGroup(
         model, optim, Layout.cyclic(n, args.redundancy), args.steps, scheduler=sched,
         seed=args.seed, verbose=not args.quiet,
-    )  # fmt: skip
-    me = f"group {group.group} rank {rank}/{args.k}"
-    print(f"{me}: pid {os.getpid()} starting", flush=True)
-    group.start()
-    if group.step > 0:
-        print(f"{me}: rejoined at step {group.step}", flush=True)
-    while group.step < args.steps:
-        group.reduce(compute)
-        optim.step()
-        sched.step()  # type: ignore[attr-defined]
-        if args.pause:
-            time.sleep(args.pause)
-        while args.hold and os.path.exists(args.hold):
-            time.sleep(0.05)
-        group.step_end()
-    group.close()
+    ) as group:  # fmt: skip
+        me = f"group {group.group} rank {rank}/{args.k}"
+        print(f"{me}: pid {os.getpid()} starting", flush=True)
+        group.start()
+        if group.step > 0:
+            print(f"{me}: rejoined at step {group.step}", flush=True)
+        while group.step < args.steps:
+            group.reduce(compute)
+            optim.step()
+            sched.step()  # type: ignore[attr-defined]
+            if args.pause:
+                time.sleep(args.pause)
+            while args.hold and os.path.exists(args.hold):
+                time.sleep(0.05)
+            group.step_end()
     out = args.out.format(group=group.group, rank=rank)
     torch.save(full_state(model), out)
     print(f"{me}: done, {group.step} steps, depth {group.depth}, saved {out}", flush=True)

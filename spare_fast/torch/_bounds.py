@@ -179,6 +179,7 @@ class Bounds:
         # The rendezvous client is connected ahead, off the path of the first rendezvous.
         self._spare: list[Any] = []
         self._connects = [self._connect(self._spare, CONNECT_SECONDS)]
+        self._rendezvous: list[threading.Thread] = []
         self._thread = threading.Thread(target=self._guard, name="spare-guard", daemon=True)
         self._thread.start()
 
@@ -269,7 +270,9 @@ class Bounds:
                 if self._rendezvous_store is None:
                     self._rendezvous_store = store
 
-        threading.Thread(target=run, name="spare-rendezvous", daemon=True).start()
+        thread = threading.Thread(target=run, name="spare-rendezvous", daemon=True)
+        self._rendezvous.append(thread)
+        thread.start()
         try:
             while not done.wait(self.interval):
                 silent = self.silent(members)
@@ -384,6 +387,12 @@ class Bounds:
         (nothing is retried meanwhile: no loop of failing calls, no flood of warnings)."""
         while self.down():
             time.sleep(PROBE_SECONDS)
+
+    def rendezvous(self) -> list[threading.Thread]:
+        """The rendezvous threads of :meth:`guarded` still running (one given up on ends at
+        its own timeout)."""
+        self._rendezvous = [t for t in self._rendezvous if t.is_alive()]
+        return list(self._rendezvous)
 
     def close(self) -> None:
         """Stop the guard and the watchdog (this process leaves by itself).

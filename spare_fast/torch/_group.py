@@ -25,6 +25,8 @@ at the boundary). The group composes collaborators, each in its own module:
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -45,6 +47,7 @@ from spare_fast.torch._ledger import Ledger
 from spare_fast.torch._observer import Observer, Observers
 from spare_fast.torch._ranks import GroupMembership, Ranks
 from spare_fast.torch._recovery import Recovery
+from spare_fast.torch._release import on_exit, release_group
 from spare_fast.torch._rollback import StepState
 from spare_fast.torch._settings import env, resolve
 from spare_fast.torch._step import Stepper
@@ -241,15 +244,27 @@ class SpareGroup:
         self.decider = Decider(layout, me)
         held = frozenset(int(t) for t in layout.stacks[me])
         self.sums = TypeSums(model, self.reduce_layout, me, held, self.seed)
-        self.membership = GroupMembership(
-            self.ranks, settings, lambda: (self.committed, self.has_state), self.auth
-        )
+        me_ref = weakref.ref(self)  # the membership must not keep the group alive
+
+        def progress() -> tuple[int, bool]:
+            group = me_ref()
+            return (0, True) if group is None else (group.committed, group.has_state)
+
+        self.membership = GroupMembership(self.ranks, settings, progress, self.auth)
         self.collectives = Collectives(
             backend,
             as_timedelta(collective_timeout, "collective_timeout"),
             bind or env("SPARE_FAST_BIND"),
             int(bucket_numel or max(DEFAULT_BUCKET_BYTES // itemsize, 1)),
             self.ranks.suffix,
+        )
+        # Whatever this group starts is released by close(), or when it is collected, or at
+        # interpreter exit at the latest (see _release).
+        self._release = on_exit(
+            self,
+            functools.partial(
+                release_group, self.membership, self.collectives, self.ranks, self.ledger
+            ),
         )
         self.healer = Healer(self.collectives, self.auth)
         self.recovery = Recovery(self)
@@ -347,20 +362,27 @@ class SpareGroup:
         if self._started:
             raise RuntimeError("SpareGroup.start() was already called")
         self._started = True
-        self.membership.connect()
-        self.collectives.connect()
-        self.recovery.enter(checkpoint, how)
+        try:
+            self.membership.connect()
+            self.collectives.connect()
+            self.recovery.enter(checkpoint, how)
+        except BaseException:
+            # A refusal, a timeout, Ctrl-C: nothing of it may outlive the failed start.
+            self.close()
+            raise
         return self
 
     def close(self) -> None:
-        """Stop heartbeating and drop the process group (the process may then exit)."""
-        if self._closed:
-            return
+        """Release everything this group started: stop heartbeating, join its threads, end its
+        watchdog, drop its process groups and its store and lighthouse clients.
+
+        Idempotent. Also run by ``with SpareGroup(...) as group:`` on leaving the block (after
+        an exception too), by :meth:`start` when it fails, and, for a script that never calls
+        it, when the group is collected or at interpreter exit; so every path out of a
+        script ends with the exit code the script chose.
+        """
         self._closed = True
-        self.membership.close()
-        self.collectives.release()
-        if self.ledger is not None:
-            self.ledger.close()
+        self._release()
 
     def __enter__(self) -> SpareGroup:
         return self

@@ -22,6 +22,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlparse
@@ -93,17 +94,26 @@ class Claim:
         self.before = int(store.add(self.key, 0))
         self.duplicate = False
         self._done = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         if self.before == 0:  # never held by a process
             self._done.set()
             return
         self.store_addr, self.watch = store_addr, float(watch)
-        threading.Thread(target=self._watch, name="spare-claim", daemon=True).start()
+        self._thread = threading.Thread(target=self._watch, name="spare-claim", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> threading.Thread | None:
+        """End the watch early (the process leaves); returns its thread to join, if any."""
+        self._stop.set()
+        return self._thread
 
     def _watch(self) -> None:
         import torch.distributed as dist
 
         try:
-            time.sleep(self.watch)
+            if self._stop.wait(self.watch):
+                return
             host, port = self.store_addr
             store = dist.TCPStore(host, port, is_master=False, timeout=timedelta(seconds=10))
             self.duplicate = int(store.add(self.key, 0)) != self.before
@@ -116,15 +126,21 @@ class Claim:
         """Whether the watch is over (this process may then beat the group's counter)."""
         return self._done.is_set()
 
-    def check(self, block: bool = False) -> None:
+    def check(
+        self, block: bool = False, holder: Callable[[], str | None] = lambda: None, me: str = ""
+    ) -> None:
         """Raise RuntimeError if a live process holds this group (``block``: wait for the
-        answer)."""
+        answer); ``holder()`` names that process when known (its replica id), ``me`` this
+        one."""
         if block:
             self._done.wait()
         if self.duplicate:
+            other = holder()
+            named = f" ({other})" if other else ""
+            mine = f" {me}" if me else ""
             raise RuntimeError(
-                f"group {self.group} is alive in another process: this process stands down "
-                "(start a group's process only once its previous one is dead)"
+                f"group {self.group} is alive in another process{named}: this process{mine} "
+                "stands down (start a group's process only once its previous one is dead)"
             )
 
 
@@ -283,6 +299,11 @@ class JoinCounter:
         except RuntimeError:
             return False  # unreachable: not a malformed value
         return re.fullmatch(rb"\s*-?\d+\s*", raw) is None
+
+    def drop(self) -> None:
+        """Drop the store connection (after :meth:`close`)."""
+        with self._lock:
+            self._conn = None
 
     def close(self) -> None:
         """Stop polling; the polling thread is joined (within a second) so that it is not left

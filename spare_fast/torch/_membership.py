@@ -33,6 +33,7 @@ waiting replacement.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -63,6 +64,10 @@ __all__ = ["JOIN_KEY", "Membership", "check_ranks", "data_of", "valid_view"]
 
 #: Timeout of one heartbeat call to the lighthouse, seconds.
 HEARTBEAT_CALL_S = 5.0
+#: How long a release waits for the claim watch and a rendezvous left running, seconds.
+RELEASE_JOIN_S = 15.0
+
+log = logging.getLogger("spare_fast.torch")
 
 
 class Membership:
@@ -154,6 +159,23 @@ class Membership:
             self.bounds.close()
         if self._beat is not None and self._beat is not threading.current_thread():
             self._beat.join(HEARTBEAT_CALL_S + 1.0)
+
+    def release(self) -> None:
+        """After :meth:`close`: join the claim watch and any rendezvous left running, then
+        drop the store and lighthouse clients here rather than at interpreter teardown (see
+        :mod:`~spare_fast.torch._release`)."""
+        from spare_fast.torch._release import join_threads
+
+        threads: list[threading.Thread | None] = []
+        if self.bounds is not None:
+            threads += self.bounds.rendezvous()
+        if self.claim is not None:
+            threads.append(self.claim.stop())
+        left = join_threads(threads, RELEASE_JOIN_S)
+        if left:
+            log.warning("group %d: threads %s still run after %s s", self.me, left, RELEASE_JOIN_S)
+        self.joins.drop()
+        self.lighthouse = self.store = None
 
     def _heartbeat(self) -> None:
         from torchft.coordination import LighthouseClient
@@ -285,6 +307,7 @@ class Membership:
         if self.members:  # admission quorums of a formed run: nothing to check
             return
         self.gate.check_refused(self.store)
+        self.check_claims([])
         ids = read_json(self.store, f"e{self.epoch}/formed", valid_ids, self.auth)
         if ids is not None and self.replica_id not in ids:
             raise Unneeded()
@@ -383,6 +406,7 @@ class Membership:
             quorum = self.quorum(shrink_only=False)
             checked = (self.gate.participant(m, self.store) for m in quorum.participants)
             data = [d for d in checked if d is not None]
+            self.check_claims(data)
             groups = tuple(sorted(int(d["group"]) for d in data))
             same_epoch = {int(d["epoch"]) for d in data} == {self.epoch}
             if start is None:
@@ -400,7 +424,7 @@ class Membership:
             # not spin on it.
             time.sleep(0.01)
         if self.claim is not None:
-            self.claim.check(block=True)
+            self.claim.check(True, self._holder, self.replica_id)
         check_ranks(data)
         valid = {int(d["group"]): d for d in data}
         # Every group got this same quorum: all stop here, before any step, if they differ.
@@ -408,6 +432,55 @@ class Membership:
         self.write(f"e{self.epoch}/ranks", self.n_ranks)
         self.write(f"e{self.epoch}/formed", sorted(d["replica_id"] for d in data))
         return quorum, valid
+
+    def check_claims(self, data: list[dict[str, Any]]) -> None:
+        """Refuse the epoch's formation when two live processes claim one group.
+
+        ``data``: a quorum's checked participants. A group listed under two replica ids whose
+        liveness counters (beaten by each process's guard) both move is claimed twice: the
+        line naming both is recorded once under ``e{epoch}/claimed_twice`` and every process
+        of the epoch raises it, those of this quorum at once, the others at their next
+        quorum request. A claimant whose counter stands still is a dead process the
+        lighthouse still lists, not a second claim. No process forms an epoch while one of
+        its quorums lists a group twice, so the refusal reaches them all before step 0.
+
+        Raises
+        ------
+        RuntimeError
+            Naming the group and both processes.
+        """
+        key = f"e{self.epoch}/claimed_twice"
+        ids: dict[int, list[str]] = {}
+        for d in data:
+            if int(d["epoch"]) == self.epoch:
+                ids.setdefault(int(d["group"]), []).append(str(d["replica_id"]))
+        twice = {g: sorted(set(r)) for g, r in sorted(ids.items()) if len(set(r)) > 1}
+        if twice and not self.store.check([key]):
+            both = {g: r for g, r in twice.items() if self._both_alive(r)}
+            if both:
+                named = "; ".join(f"group {g} by {' and '.join(r)}" for g, r in both.items())
+                line = (
+                    f"epoch {self.epoch}: one group claimed by two processes ({named}): "
+                    "start each group once (one process, or one torchrun of K ranks, per group)"
+                )
+                self.store.compare_set(key, "", self.auth.wrap(key, json.dumps(line)))
+        if self.store.check([key]):
+            line = read_json(self.store, key, lambda v: isinstance(v, str), self.auth)
+            raise RuntimeError(line or f"epoch {self.epoch}: one group claimed by two processes")
+
+    def _both_alive(self, replicas: list[str]) -> bool:
+        """Whether every one of ``replicas`` beats its liveness counter (watched for three
+        liveness periods)."""
+        keys = [f"alive/{r}" for r in replicas]
+        before = [int(self.store.add(k, 0)) for k in keys]
+        time.sleep(3 * liveness_period(heartbeat_timeout(self.store)))
+        return all(int(self.store.add(k, 0)) != b for k, b in zip(keys, before, strict=True))
+
+    def _holder(self) -> str | None:
+        """The replica id the published view names for this group, if any."""
+        view = self.view()
+        held = None if view is None else view["replicas"].get(str(self.me))
+        return None if held in (None, self.replica_id) else str(held)
 
     def _form_start(self, quorum: Any) -> float:
         """The epoch's formation start (lighthouse time, seconds): the first quorum's
@@ -455,7 +528,7 @@ class Membership:
         deadline = time.monotonic() + self.quorum_timeout.total_seconds()
         while True:
             if self.claim is not None:
-                self.claim.check()
+                self.claim.check(False, self._holder, self.replica_id)
             view = self.view()
             # The view may still name this group's dead process: the survivors have not found
             # it dead yet (they do at their next collective). Admission comes after that.
@@ -484,7 +557,7 @@ class Membership:
                     f"group {self.me}: not admitted within {self.quorum_timeout.total_seconds()} s"
                 )
         if self.claim is not None:
-            self.claim.check(block=True)
+            self.claim.check(True, self._holder, self.replica_id)
         self.members = tuple(int(g) for g in view["members"])
         self.replicas = {int(g): str(r) for g, r in view["replicas"].items()}
         self.prefix = str(view["prefix"])

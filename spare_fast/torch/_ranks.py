@@ -14,6 +14,8 @@ failed, all K ranks recover together. With K = 1 every method here is the plain 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,6 +33,50 @@ __all__ = ["GroupMembership", "RankLost", "Ranks"]
 T = TypeVar("T")
 
 
+#: Seconds the ranks of a group wait for each other when SPARe initializes their process group.
+INIT_TIMEOUT_S = 60.0
+
+
+def init_default(group: int) -> bool:
+    """Under ``torchrun`` with ``WORLD_SIZE > 1`` and no default process group yet, initialize
+    a gloo one from torchrun's environment (``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``,
+    ``WORLD_SIZE``); whether it did.
+
+    Without it each of the K ranks would take itself for the whole group: K processes claiming
+    one group, and the run's check that every group runs the same K could not see them.
+
+    Raises
+    ------
+    RuntimeError
+        One line naming the variable that is missing or the failure, and what to call.
+    """
+    world = os.environ.get("WORLD_SIZE", "1")
+    if not dist.is_available() or dist.is_initialized():
+        return False
+    try:
+        if int(world) <= 1:
+            return False
+    except ValueError:
+        raise ValueError(f"WORLD_SIZE = {world!r} is not an integer") from None
+    missing = [v for v in ("MASTER_ADDR", "MASTER_PORT", "RANK") if v not in os.environ]
+    if missing:
+        raise RuntimeError(
+            f"group {group}: WORLD_SIZE = {world} but {', '.join(missing)} not set and no "
+            "default process group: start the group with torchrun, or call "
+            "torch.distributed.init_process_group() before SpareGroup"
+        )
+    try:
+        dist.init_process_group("gloo", timeout=timedelta(seconds=INIT_TIMEOUT_S))
+    except (RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RuntimeError(
+            f"group {group}: WORLD_SIZE = {world}: cannot initialize the group's process group "
+            f"from torchrun's environment ({first}); call "
+            "torch.distributed.init_process_group() before SpareGroup"
+        ) from None
+    return True
+
+
 class RankLost(Exception):
     """A sibling rank of this group died: the group is over (its launcher ends the others)."""
 
@@ -39,8 +85,9 @@ class Ranks:
     """The ranks of this process's SPARe group and their coordination.
 
     Under ``torchrun`` with ``WORLD_SIZE = K > 1`` (the default process group initialized by
-    the user over the group's K ranks), SPARe takes a gloo process group over the same ranks
-    for its own messages; otherwise the group is this one process (K = 1).
+    the user over the group's K ranks, or else by :func:`init_default`), SPARe takes a gloo
+    process group over the same ranks for its own messages; otherwise the group is this one
+    process (K = 1).
 
     Parameters
     ----------
@@ -53,10 +100,23 @@ class Ranks:
         self.size = 1
         self.rank = 0
         self.pg: Any = None
+        #: Whether this object initialized the default process group (and so destroys it).
+        self.owns_default = init_default(group)
         if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
             self.size = dist.get_world_size()
             self.rank = dist.get_rank()
             self.pg = dist.new_group(backend="gloo")
+
+    def close(self) -> None:
+        """Destroy this group's own process group, and the default one if it made it."""
+        if self.pg is not None:
+            with contextlib.suppress(RuntimeError, ValueError):
+                dist.destroy_process_group(self.pg)
+            self.pg = None
+        if self.owns_default and dist.is_initialized():
+            with contextlib.suppress(RuntimeError, ValueError):
+                dist.destroy_process_group()
+        self.owns_default = False
 
     @property
     def suffix(self) -> str:

@@ -521,7 +521,7 @@ class Local:
                 t = self.members[msg[2]].kill()
                 self.link.send("reply", msg[1], t)
             elif kind == "counts":
-                self.link.send("reply", msg[1], (counts.snapshot(), rss_bytes()))
+                self.link.send("reply", msg[1], (counts.snapshot(), rss_bytes(), cpu_self()))
             elif kind == "stop":
                 self.close()
                 self.link.send("reply", msg[1], counts.snapshot())
@@ -546,6 +546,17 @@ class Local:
         for m in self.members.values():
             if m.thread.is_alive():
                 m.thread.join(5.0)
+
+
+def _created(quorum: Any) -> float:
+    """A quorum's creation time at the lighthouse (wall clock, seconds)."""
+    return float(quorum.created.seconds) + float(quorum.created.nanos) / 1e9
+
+
+def cpu_self() -> float:
+    """This process's utime + stime in seconds."""
+    t = os.times()
+    return t.user + t.system
 
 
 def worker_main(conn: Any, n: int, groups: list[int], svc: Addresses, args: Any) -> None:
@@ -627,7 +638,10 @@ class Member:
             c0 = time.thread_time()
             quorum, valid = m.form(self.decider.uncovered)
             m.adopt(quorum, valid)
-            self.run.event("formed", self.group, time.monotonic(), time.thread_time() - c0)
+            self.run.event(
+                "formed", self.group, time.monotonic(), time.thread_time() - c0,
+                _created(quorum),
+            )  # fmt: skip
             self.built = self._rendezvous(m)
             self._steps(m)
         except BaseException as exc:  # noqa: BLE001 - recorded, the benchmark fails on it
@@ -653,7 +667,15 @@ class Member:
         """As ``Recovery.recover_until_built``, minus the process group and the heal."""
         from spare_fast.torch._errors import Excluded
 
-        quorum = m.quorum(shrink_only=True)
+        while True:  # as Recovery.recover_until_built: a failed request is asked again
+            try:
+                quorum = m.quorum(shrink_only=True)
+                break
+            except RuntimeError as exc:
+                if self.dead.is_set() or self.run.stopping.is_set():
+                    raise
+                self.run.event("quorum_failed", self.group, str(exc)[:60])
+                m.bounds.pace()
         c0 = time.thread_time()
         valid = m.valid(quorum)
         if self.group not in valid:
@@ -689,8 +711,8 @@ class Member:
 
         try:
             m.bounds.guarded(build, dict(m.replicas), m.prefix)
-        except (RuntimeError, threading.BrokenBarrierError):
-            self.run.event("rendezvous_failed", self.group)
+        except (RuntimeError, threading.BrokenBarrierError) as exc:
+            self.run.event("rendezvous_failed", self.group, str(exc)[:80])
             return False
         return True
 
@@ -718,6 +740,7 @@ class Seen:
     form_cpu: float = 0.0
     dead: bool = False
     rendezvous_failed: int = 0
+    formed_created: float = 0.0
     adoptions: list[Adoption] = field(default_factory=list)
 
 
@@ -742,6 +765,8 @@ class Run:
         self.procs = min(procs, n)
         self.barriers = Barriers()
         self.errors: list[str] = []
+        #: Why rendezvous and quorum requests failed, with their counts.
+        self.why: dict[str, int] = {}
         self.stopping = False
         # Interleaved: neighbours on the ring (the watchers, a type's holders) sit in
         # different processes, as they sit on different hosts.
@@ -794,11 +819,16 @@ class Run:
                 self.seen[msg[1]].connected_at = msg[2]
             elif kind == "formed":
                 s = self.seen[msg[1]]
-                s.form_cpu, s.formed_at = msg[3], msg[2]
+                s.form_cpu, s.formed_at, s.formed_created = msg[3], msg[2], msg[4]
             elif kind == "adopted":
                 self.seen[msg[1]].adoptions.append(msg[2])
             elif kind == "rendezvous_failed":
                 self.seen[msg[1]].rendezvous_failed += 1
+                why = msg[2] if "fell silent" in msg[2] else "broken or timed out"
+                self.why[why] = self.why.get(why, 0) + 1
+            elif kind == "quorum_failed":
+                why = "quorum request failed: " + msg[2]
+                self.why[why] = self.why.get(why, 0) + 1
             elif kind == "error":
                 self.errors.append(msg[1])
             elif kind == "ready":
@@ -847,19 +877,19 @@ class Run:
             time.sleep(0.05)
         return False
 
-    def counts(self) -> tuple[dict[str, int], int]:
-        """Every worker's request counts, summed, and their RSS, summed."""
+    def counts(self) -> tuple[dict[str, int], int, float]:
+        """Every worker's request counts, RSS and CPU seconds, each summed."""
         total: dict[str, int] = {}
-        rss = 0
+        rss, cpu = 0, 0.0
         for answer in self.ask_all("counts"):
             if answer is None:
                 self.errors.append("a worker process did not send its counts")
                 continue
-            c, r = answer
-            rss += r
+            c, r, t = answer
+            rss, cpu = rss + r, cpu + t
             for k, v in c.items():
                 total[k] = total.get(k, 0) + v
-        return total, rss
+        return total, rss, cpu
 
     def alive(self) -> list[Seen]:
         return [s for s in self.seen if not s.dead]
@@ -966,7 +996,7 @@ def one_round(
             if all(s.connected_at for s in run.seen):
                 break
             time.sleep(0.05)
-        t1 = time.monotonic()
+        t1, t1_wall = time.monotonic(), time.time()
         out.setdefault("connect_s", []).append(t1 - t0)
         run.tell_all("launch")
         while time.monotonic() < deadline and not run.errors:
@@ -978,9 +1008,13 @@ def one_round(
                 run.errors.append(f"N = {n}: not formed in {QUORUM_TIMEOUT} s")
             return
         out["formation_s"].append(max(s.formed_at for s in run.seen) - t1)
+        # The lighthouse's side: its creation time of the formed quorum, from the launch.
+        out.setdefault("formation_created_s", []).append(
+            max(s.formed_created for s in run.seen) - t1_wall
+        )
         out.setdefault("form_cpu_s", []).extend(s.form_cpu for s in run.seen)
         if rounds == 1:
-            _, rss = run.counts()
+            _, rss, _ = run.counts()
             out["rss_per_member_bytes"] = (rss - sum(run.rss0.values())) / n
             out.update(steady(run, svc, args.window))
         kill_phase(run, args, rng, out)
@@ -990,6 +1024,9 @@ def one_round(
         out["requorums_without_death"] = out.get("requorums_without_death", 0) + sum(
             1 for s in run.seen for a in s.adoptions if not a.dead
         )
+        why = out.setdefault("failed_why", {})
+        for k, v in run.why.items():
+            why[k] = why.get(k, 0) + v
     finally:
         stop_progress.set()
 
@@ -1012,10 +1049,11 @@ def steady(run: Run, svc: Service, window: float) -> dict[str, Any]:
     """Requests (summed over the worker processes) and service CPU over ``window`` seconds
     of failure-free steps."""
     run.barriers.wait_step(60.0)
-    (c0, _), cpu0, t0 = run.counts(), cpu_seconds(svc.proc.pid), time.monotonic()
-    load0 = loadavg()[0]
+    (c0, _, h0), cpu0, t0 = run.counts(), cpu_seconds(svc.proc.pid), time.monotonic()
+    load0, q0 = loadavg()[0], sum(len(s.adoptions) for s in run.seen)
     time.sleep(window)
-    (c1, _), cpu1, t1 = run.counts(), cpu_seconds(svc.proc.pid), time.monotonic()
+    (c1, _, h1), cpu1, t1 = run.counts(), cpu_seconds(svc.proc.pid), time.monotonic()
+    q1 = sum(len(s.adoptions) for s in run.seen)
     dt = t1 - t0
     diff = {k: c1.get(k, 0) - c0.get(k, 0) for k in c1}
     n = run.n
@@ -1034,6 +1072,11 @@ def steady(run: Run, svc: Service, window: float) -> dict[str, Any]:
         / n,
         "service_cpu": (cpu1 - cpu0) / dt,
         "service_cpu_per_member": (cpu1 - cpu0) / dt / n,
+        # The members' own CPU (every worker process), as a share of one core, and
+        # whether the window was failure-free (no member adopted a quorum in it).
+        "harness_cpu": (h1 - h0) / dt,
+        "harness_cpu_per_member": (h1 - h0) / dt / n,
+        "window_adoptions": q1 - q0,
     }
 
 
@@ -1126,6 +1169,8 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
         out["form_cpu_median_s"] = statistics.median(out.pop("form_cpu_s"))
     if out.get("connect_s"):
         out["connect_max_s"] = max(out["connect_s"])
+    if out.get("formation_created_s"):
+        out["formation_created_max_s"] = max(out["formation_created_s"])
     if out["formation_s"]:
         out["formation_median_s"] = statistics.median(out["formation_s"])
         out["formation_max_s"] = max(out["formation_s"])

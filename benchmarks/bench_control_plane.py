@@ -1214,7 +1214,7 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
         # The machine is shared: the better of the two measurements is the store's capacity.
         out["store_capacity_rps"] = max(caps)
     cap = out.get("store_capacity_rps")
-    if cap:
+    if cap and "store_rps" in out:
         out["store_share"] = out["store_rps"] / cap
         out["lighthouse_share"] = out["lighthouse_rps"] / cap
     return out
@@ -1308,12 +1308,13 @@ def _child(n: int, args: argparse.Namespace) -> dict[str, Any]:
         "--procs", str(args.procs), "--connecting", str(args.connecting),
     ]  # fmt: skip
     env = dict(os.environ, RUST_LOG="warn", PYTHONPATH=str(ROOT))
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    # Its progress lines and warnings go to this process's stderr as they come.
+    res = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT, check=False)
     last = res.stdout.strip().splitlines()[-1:] or [""]
     try:
         return dict(json.loads(last[0]))
     except json.JSONDecodeError:
-        tail = (res.stderr or res.stdout)[-2000:]
+        tail = res.stdout[-2000:]
         return {"n": n, "errors": [f"harness process exited {res.returncode}: {tail}"]}
 
 
@@ -1360,8 +1361,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--procs",
         type=int,
         default=0,
-        help="worker processes holding the members (default: 1 below 128 members, else one "
-        "per 64)",
+        help="worker processes holding the members (default: 1 below 128 members, else one per 64)",
     )
     p.add_argument(
         "--connecting",

@@ -1223,16 +1223,20 @@ def summarise(out: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- the table
 COLUMNS = (
     ("N", "n", "{:d}"),
+    ("P", "procs", "{:d}"),
     ("formed (s)", "formation_max_s", "{:.2f}"),
+    ("formed at LH (s)", "formation_created_max_s", "{:.2f}"),
     ("created med/p99 (s)", ("created_median_s", "created_p99_s"), "{:.2f}/{:.2f}"),
     ("adopted med/p99 (s)", ("adopted_median_s", "adopted_p99_s"), "{:.2f}/{:.2f}"),
     ("adopt CPU (ms)", "adopt_cpu_median_s", "{:.2f}", 1000.0),
+    ("form CPU (ms)", "form_cpu_median_s", "{:.1f}", 1000.0),
     ("store req/s", "store_rps", "{:.0f}"),
     ("lighthouse req/s", "lighthouse_rps", "{:.0f}"),
     ("probes/s", "probe_rps", "{:.0f}"),
     ("req/s per member", "per_member_rps", "{:.2f}"),
     ("store, LH share", ("store_share", "lighthouse_share"), "{:.1%}, {:.1%}"),
     ("service CPU", "service_cpu", "{:.1%}"),
+    ("member CPU", "harness_cpu_per_member", "{:.2%}"),
     ("RSS/member (KiB)", "rss_per_member_bytes", "{:.0f}", 1 / 1024),
 )
 

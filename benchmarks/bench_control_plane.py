@@ -78,6 +78,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import signal
 import socket
 import statistics
@@ -852,7 +853,7 @@ class Run:
                 why = msg[2] if "fell silent" in msg[2] else "broken or timed out"
                 self.why[why] = self.why.get(why, 0) + 1
             elif kind == "quorum_failed":
-                why = "quorum request failed: " + msg[2]
+                why = "quorum request failed: " + re.sub(r"\d+", "N", msg[2])
                 self.why[why] = self.why.get(why, 0) + 1
             elif kind == "error":
                 self.errors.append(msg[1])

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+from spare_fast._spans import spans
 from spare_fast.sim.engine import simulate
 from spare_fast.sim.scenario import Scenario
 from spare_fast.sim.schemes import SCHEMES
@@ -383,19 +384,7 @@ def plot_sweep(
     save(fig, path)
 
 
-def _spans(values: Sequence[int]) -> str:
-    """[1, 2, 3, 7] -> '1-3, 7'."""
-    out: list[str] = []
-    vs = sorted(values)
-    start = prev = vs[0]
-    for v in vs[1:] + [None]:  # type: ignore[list-item]
-        if v is not None and v == prev + 1:
-            prev = v
-            continue
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-        if v is not None:
-            start = prev = v
-    return ", ".join(out)
+_spans = spans
 
 
 _MEAN_INTS = ("groups", "redundancy", "seeds")

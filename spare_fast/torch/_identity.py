@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from spare_fast._spans import spans
 from spare_fast.torch._errors import IdentityMismatch
 
 __all__ = [
@@ -119,16 +120,7 @@ def _groups(gs: list[int]) -> str:
     so that a thousand groups do not fill the line)."""
     if len(gs) <= 8:
         return str(gs)
-    runs: list[str] = []
-    start = prev = gs[0]
-    for g in [*gs[1:], None]:
-        if g is not None and g == prev + 1:
-            prev = g
-            continue
-        runs.append(str(start) if start == prev else f"{start}-{prev}")
-        if g is not None:
-            start = prev = g
-    return f"[{', '.join(runs)}] ({len(gs)} groups)"
+    return f"[{spans(gs)}] ({len(gs)} groups)"
 
 
 def compare(identities: dict[int, Any], fields: tuple[str, ...] | None = None) -> None:
